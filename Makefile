@@ -1,0 +1,46 @@
+# One-command set-up: `make run` and `make test` create .venv when missing, install the project, then do their job.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Find Python >= 3.12: python3.13/python3.12 on PATH that actually run, else pyenv's installed versions.
+define find_python
+for c in python3.13 python3.12; do \
+  if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then command -v $$c; exit 0; fi; \
+done; \
+if command -v pyenv >/dev/null 2>&1; then \
+  root=$$(pyenv root); \
+  for v in $$(ls -1 "$$root/versions" 2>/dev/null | grep -E '^3\.1[2-9]' | sort -rV); do \
+    if [ -x "$$root/versions/$$v/bin/python" ]; then echo "$$root/versions/$$v/bin/python"; exit 0; fi; \
+  done; \
+fi; \
+exit 1
+endef
+
+.PHONY: run test venv lint clean
+
+$(PY):
+	@py=$$( $(find_python) ) || { echo "error: no Python >= 3.12 found. Looked for python3.13 and python3.12 on PATH and for 3.12+/3.13+ under 'pyenv root'/versions. Install one (e.g. 'pyenv install 3.12') and retry." >&2; exit 1; }; \
+	echo "creating $(VENV) with $$py"; \
+	"$$py" -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/airace catalog
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) results

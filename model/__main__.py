@@ -1,0 +1,3 @@
+from model.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,242 @@
+"""NVIDIA systems (HGX H100 … Feynman) from `data/systems.csv`, where every value carries its source and kind.
+
+The file is long-form (`system,field,value,kind,source_url,note`) so that each value has its own provenance and a
+bad row can be reported by line and field. It is loaded and validated once.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+
+from model.errors import InputError
+
+DATA_FILE = Path(__file__).with_name("data") / "systems.csv"
+
+SYSTEM_KEYS = (
+    "hgx_h100",
+    "hgx_h200",
+    "hgx_b200",
+    "hgx_b300",
+    "gb200_nvl72",
+    "gb300_nvl72",
+    "vr_nvl72",
+    "rubin_cpx",
+    "rubin_ultra_nvl144",
+    "feynman",
+)
+KINDS = ("official", "estimate", "projection")
+STATUSES = ("shipping", "announced", "dropped", "projection")
+PRECISIONS = ("bf16", "fp8", "fp4")
+
+TEXT_FIELDS = ("name", "aliases", "status")
+DATE_FIELDS = ("announced", "first_shipment", "volume")
+INT_FIELDS = ("gpus_per_system", "cpus_per_system", "nvlink_domain_gpus")
+FLOAT_FIELDS = (
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "fp4_dense_tflops",
+    "hbm_gb",
+    "hbm_tb_s",
+    "fast_memory_tb",
+    "nvlink_gb_s",
+    "scaleout_gbit_s",
+    "gpu_tdp_w",
+    "system_power_kw",
+    "price_usd_low",
+    "price_usd_high",
+)
+OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops")
+REQUIRED_FIELDS = TEXT_FIELDS + DATE_FIELDS + INT_FIELDS + FLOAT_FIELDS
+NULLABLE_FIELDS = ("fp4_dense_tflops",)  # "NA": the precision is not supported (Hopper has no FP4)
+ALL_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a value comes from: `kind` is official, estimate or projection."""
+
+    kind: str
+    url: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class System:
+    """One purchasable NVIDIA system. Per-GPU figures are per package; FLOP/s are dense unless named sparse."""
+
+    key: str
+    name: str
+    aliases: tuple[str, ...]
+    status: str
+    gpus_per_system: int
+    cpus_per_system: int
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float
+    fp4_dense_tflops: float | None
+    bf16_sparse_tflops: float | None
+    fp8_sparse_tflops: float | None
+    fp4_sparse_tflops: float | None
+    hbm_gb: float
+    hbm_tb_s: float
+    fast_memory_tb: float
+    nvlink_domain_gpus: int
+    nvlink_gb_s: float
+    scaleout_gbit_s: float
+    gpu_tdp_w: float
+    system_power_kw: float
+    price_usd_low: float
+    price_usd_high: float
+    announced: str
+    first_shipment: str
+    volume: str
+    sources: Mapping[str, Source] = field(repr=False, compare=False)
+
+    def dense_tflops(self, precision: str) -> float | None:
+        """Dense tensor peak per GPU at `precision` (bf16, fp8, fp4/nvfp4); None if unsupported."""
+        key = "fp4" if precision == "nvfp4" else precision
+        if key not in PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r}; expected one of bf16, fp8, nvfp4")
+        return getattr(self, f"{key}_dense_tflops")
+
+    @property
+    def price_usd_mid(self) -> float:
+        return 0.5 * (self.price_usd_low + self.price_usd_high)
+
+    @property
+    def system_power_kw_per_gpu(self) -> float:
+        return self.system_power_kw / self.gpus_per_system
+
+    @property
+    def h100e_per_gpu(self) -> float:
+        """H100-equivalents per GPU: dense BF16 peak over H100's 989 TFLOP/s (DESIGN.md)."""
+        return self.bf16_dense_tflops / 989.0
+
+    @property
+    def nvlink_tb_s_per_system(self) -> float:
+        return self.nvlink_gb_s * self.gpus_per_system / 1000.0
+
+    def rack_figures(self) -> dict[str, float]:
+        """System-level figures derived from per-GPU values (what spec sheets quote per rack)."""
+        g = self.gpus_per_system
+        return {
+            "fp4_dense_pflops": (self.fp4_dense_tflops or 0.0) * g / 1000.0,
+            "fp4_sparse_pflops": (self.fp4_sparse_tflops or 0.0) * g / 1000.0,
+            "fp8_dense_pflops": self.fp8_dense_tflops * g / 1000.0,
+            "bf16_dense_pflops": self.bf16_dense_tflops * g / 1000.0,
+            "hbm_tb": self.hbm_gb * g / 1000.0,
+            "nvlink_tb_s": self.nvlink_tb_s_per_system,
+            "scaleout_gbit_s_per_gpu": self.scaleout_gbit_s,
+        }
+
+
+def _fail(path: Path, line: int, system: str, field_name: str, message: str) -> InputError:
+    return InputError(f"{path}: line {line} (system {system!r}, field {field_name!r}): {message}")
+
+
+def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
+    if name in TEXT_FIELDS:
+        if not raw:
+            raise _fail(path, line, system, name, "expected text, got an empty value")
+        if name == "status" and raw not in STATUSES:
+            raise _fail(path, line, system, name, f"expected one of {', '.join(STATUSES)}, got {raw!r}")
+        return tuple(a.strip() for a in raw.split(";") if a.strip()) if name == "aliases" else raw
+    if name in DATE_FIELDS:
+        if not _DATE.match(raw):
+            raise _fail(path, line, system, name, f"expected a month YYYY-MM, got {raw!r}")
+        return raw
+    if raw == "NA":
+        if name in NULLABLE_FIELDS:
+            return None
+        raise _fail(path, line, system, name, "expected a number; 'NA' is allowed only for unsupported precisions")
+    try:
+        number = float(raw)
+    except ValueError:
+        raise _fail(path, line, system, name, f"expected a number, got {raw!r}") from None
+    if not number > 0:
+        raise _fail(path, line, system, name, f"expected a positive number, got {raw!r}")
+    if name in INT_FIELDS:
+        if number != int(number):
+            raise _fail(path, line, system, name, f"expected a whole number, got {raw!r}")
+        return int(number)
+    return number
+
+
+def load_systems(path: Path | str = DATA_FILE) -> dict[str, System]:
+    """Read and validate a systems file; raise InputError naming the line, system and field on any problem."""
+    path = Path(path)
+    values: dict[str, dict[str, object]] = {}
+    sources: dict[str, dict[str, Source]] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        expected_columns = ["system", "field", "value", "kind", "source_url", "note"]
+        if reader.fieldnames != expected_columns:
+            raise InputError(f"{path}: line 1: expected columns {','.join(expected_columns)}, got {reader.fieldnames}")
+        for row in reader:
+            line = reader.line_num
+            system = (row["system"] or "").strip()
+            name = (row["field"] or "").strip()
+            if system not in SYSTEM_KEYS:
+                raise _fail(path, line, system, name, f"unknown system; expected one of {', '.join(SYSTEM_KEYS)}")
+            if name not in ALL_FIELDS:
+                raise _fail(path, line, system, name, f"unknown field; expected one of {', '.join(ALL_FIELDS)}")
+            if name in values.get(system, {}):
+                raise _fail(path, line, system, name, "duplicate field")
+            kind = (row["kind"] or "").strip()
+            if kind not in KINDS:
+                raise _fail(path, line, system, name, f"expected kind one of {', '.join(KINDS)}, got {kind!r}")
+            url = (row["source_url"] or "").strip()
+            if not url.startswith(("http://", "https://")):
+                raise _fail(path, line, system, name, f"expected a source URL, got {url!r}")
+            value = _parse_value(path, line, system, name, (row["value"] or "").strip())
+            values.setdefault(system, {})[name] = value
+            sources.setdefault(system, {})[name] = Source(kind=kind, url=url, note=(row["note"] or "").strip())
+    catalog: dict[str, System] = {}
+    for key in SYSTEM_KEYS:
+        have = values.get(key)
+        if have is None:
+            raise InputError(f"{path}: system {key!r} is missing")
+        missing = [f for f in REQUIRED_FIELDS if f not in have]
+        if missing:
+            raise InputError(f"{path}: system {key!r}: missing field(s) {', '.join(missing)}")
+        dates = [have[f] for f in DATE_FIELDS]
+        if not dates[0] <= dates[1] <= dates[2]:
+            raise InputError(f"{path}: system {key!r}: expected announced <= first_shipment <= volume, got {dates}")
+        if have["price_usd_low"] > have["price_usd_high"]:
+            raise InputError(f"{path}: system {key!r}: price_usd_low exceeds price_usd_high")
+        kwargs = {f: have.get(f) for f in ALL_FIELDS}
+        catalog[key] = System(key=key, sources=MappingProxyType(sources[key]), **kwargs)
+    return catalog
+
+
+@cache
+def systems() -> Mapping[str, System]:
+    """The packaged catalog, loaded once."""
+    return MappingProxyType(load_systems())
+
+
+@cache
+def _alias_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for key, system in systems().items():
+        for label in (key, system.name, *system.aliases):
+            index[_normalise(label)] = key
+    return index
+
+
+def _normalise(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", label.lower())
+
+
+def get_system(key_or_alias: str) -> System:
+    """Look a system up by key or by any of its names (renamed products are aliases of one key)."""
+    key = _alias_index().get(_normalise(key_or_alias))
+    if key is None:
+        raise InputError(f"unknown system {key_or_alias!r}; expected one of {', '.join(SYSTEM_KEYS)}")
+    return systems()[key]
