@@ -45,7 +45,7 @@ class Workload:
     v_head_dim: int = 0
     published_params_b: float = 0.0
     published_active_params_b: float = 0.0
-    published_active_excludes_embeddings: bool = False  # gpt-oss quotes active parameters without embeddings
+    published_active_excludes_input_embedding: bool = False  # gpt-oss quotes active counts without it
     source: str = ""
 
     @property

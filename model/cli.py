@@ -1,0 +1,218 @@
+"""The `airace` command (also `python -m model`).
+
+Exit codes: 0 success, 2 bad input (one line naming file, field, value and expectation), 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, fields
+
+from model import __version__
+from model.errors import InputError
+
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on bad arguments already; keep its message to one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+# -- catalog ---------------------------------------------------------------------------------------------------
+def _cmd_catalog(args: argparse.Namespace) -> int:
+    from model.hardware import systems, workloads
+
+    if args.json:
+        out = {"systems": {}, "workloads": {}}
+        for key, system in systems().items():
+            entry = {f.name: getattr(system, f.name) for f in fields(system) if f.name != "sources"}
+            entry["sources"] = {f: asdict(s) for f, s in system.sources.items()}
+            entry["derived"] = system.rack_figures()
+            out["systems"][key] = entry
+        for key, w in workloads().items():
+            entry = asdict(w)
+            entry.update(params_total=w.params_total, params_active=w.params_active,
+                         flops_per_token_seq8192=w.flops_per_token(8192))
+            out["workloads"][key] = entry
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    header = (f"{'key':<19} {'status':<10} {'GPUs':>4} {'BF16 TF':>8} {'FP8 TF':>7} {'FP4 TF':>7} {'HBM GB':>6} "
+              f"{'TB/s':>5} {'NVL':>4} {'NVL GB/s':>8} {'NIC Gb/s':>8} {'kW':>6} {'price $M':>13} {'first':>7} "
+              f"{'volume':>7}")
+    print("NVIDIA systems (per-GPU dense peaks; sources: airace catalog --json)")
+    print(header)
+    print("-" * len(header))
+    for key, s in systems().items():
+        fp4 = f"{s.fp4_dense_tflops:7.0f}" if s.fp4_dense_tflops else f"{'-':>7}"
+        price = f"{s.price_usd_low / 1e6:.2f}-{s.price_usd_high / 1e6:.2f}"
+        print(f"{key:<19} {s.status:<10} {s.gpus_per_system:>4} {s.bf16_dense_tflops:>8.0f} {s.fp8_dense_tflops:>7.0f} "
+              f"{fp4} {s.hbm_gb:>6.0f} {s.hbm_tb_s:>5.1f} {s.nvlink_domain_gpus:>4} {s.nvlink_gb_s:>8.0f} "
+              f"{s.scaleout_gbit_s:>8.0f} {s.system_power_kw:>6.1f} {price:>13} {s.first_shipment:>7} {s.volume:>7}")
+    kinds = [src.kind for s in systems().values() for src in s.sources.values()]
+    print(f"\n{len(kinds)} sourced values: " + ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds))))
+    print("\nWorkloads (parameters computed from shape)")
+    for key, w in workloads().items():
+        moe = f", MoE {w.experts_active}/{w.experts_routed}" if w.is_moe else ""
+        print(f"  {key:<22} {w.params_total / 1e9:8.1f}B total, {w.params_active / 1e9:7.1f}B active{moe}")
+    return EXIT_OK
+
+
+# -- perf ------------------------------------------------------------------------------------------------------
+def _print_result(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result))
+        return
+    for key, value in result.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, float):
+            value = f"{value:.4g}"
+        print(f"{key:>28}: {value}")
+
+
+def _cmd_perf_train(args: argparse.Namespace) -> int:
+    from model.performance import training
+
+    if args.batch:
+        for row in training.train_batch(args.batch):
+            print(json.dumps(row))
+        return EXIT_OK
+    missing = [n for n in ("system", "gpus", "workload", "precision", "seq_len", "global_batch")
+               if getattr(args, n) is None]
+    if missing:
+        raise InputError("perf train: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
+                         + " (or give --batch FILE.csv)")
+    result = training.train_estimate(args.system, args.gpus, args.workload, args.precision, args.seq_len,
+                                     args.global_batch, args.tokens)
+    _print_result(result.to_dict(), args.json)
+    return EXIT_OK if result.feasible else EXIT_ERROR
+
+
+def _cmd_perf_serve(args: argparse.Namespace) -> int:
+    from model.performance import serving
+
+    if args.batch:
+        for row in serving.serve_batch(args.batch):
+            print(json.dumps(row))
+        return EXIT_OK
+    missing = [n for n in ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens")
+               if getattr(args, n) is None]
+    if missing:
+        raise InputError("perf serve: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
+                         + " (or give --batch FILE.csv)")
+    result = serving.serve_estimate(args.system, args.gpus, args.workload, args.precision, args.input_tokens,
+                                    args.output_tokens, scenario=args.scenario)
+    _print_result(result.to_dict(), args.json)
+    return EXIT_OK if result.feasible else EXIT_ERROR
+
+
+# -- run -------------------------------------------------------------------------------------------------------
+def _cmd_run(args: argparse.Namespace) -> int:
+    from model.cli_run import run_command
+
+    return run_command(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="airace",
+        description="airace: an agent-based model of the AI infrastructure race (NVIDIA systems, hyperscalers, "
+        "neoclouds, labs) with a built-in cluster performance model.",
+        epilog="Examples:\n  airace catalog\n  airace perf train --system gb300_nvl72 --gpus 4608 --workload "
+        "llama3.1-405b --precision fp8 --seq-len 8192 --global-batch 2048\n  airace run scenarios/baseline.toml "
+        "--out results/baseline",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"airace {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("catalog", help="list NVIDIA systems and workloads with their key figures",
+                       description="Systems (HGX H100 … Feynman) with per-GPU specs, dates and prices, and the "
+                       "workload catalog. --json prints everything, with the source URL and kind of every value.")
+    p.add_argument("--json", action="store_true", help="print the whole catalog as one JSON object")
+    p.set_defaults(func=_cmd_catalog)
+
+    perf = sub.add_parser("perf", help="performance model: how fast a cluster trains or serves a model",
+                          description="Evaluate the built-in cluster performance model.")
+    perf_sub = perf.add_subparsers(dest="perf_command", required=True, parser_class=_Parser)
+    t = perf_sub.add_parser("train", help="training throughput, best layout and time to train",
+                            description="Search parallel layouts (TP, PP, DP/ZeRO, CP, EP, micro-batch, recompute) "
+                            "and report the best: model TFLOP/s per GPU, step time, MFU, memory, time to train.")
+    t.add_argument("--system", help="catalog key, e.g. gb300_nvl72")
+    t.add_argument("--gpus", type=_positive_int, help="GPUs in the job")
+    t.add_argument("--workload", help="workload key, e.g. llama3.1-405b")
+    t.add_argument("--precision", choices=("bf16", "fp8", "nvfp4"), help="GEMM precision")
+    t.add_argument("--seq-len", type=_positive_int, help="sequence length in tokens")
+    t.add_argument("--global-batch", type=_positive_int, help="global batch in sequences")
+    t.add_argument("--tokens", type=_positive_float, help="tokens to train (gives time_to_train_s)")
+    t.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
+    t.add_argument("--json", action="store_true", help="print one JSON object")
+    t.set_defaults(func=_cmd_perf_train)
+    s = perf_sub.add_parser("serve", help="serving throughput and latency",
+                            description="Search serving layouts and batch sizes: output tokens/s (cluster and "
+                            "per GPU), time to first token, time per output token.")
+    s.add_argument("--system", help="catalog key, e.g. gb200_nvl72")
+    s.add_argument("--gpus", type=_positive_int, help="GPUs serving")
+    s.add_argument("--workload", help="workload key, e.g. deepseek-r1")
+    s.add_argument("--precision", choices=("fp8", "nvfp4"), help="weight precision")
+    s.add_argument("--input-tokens", type=_positive_int, help="input tokens per request")
+    s.add_argument("--output-tokens", type=_positive_int, help="output tokens per request")
+    s.add_argument("--scenario", choices=("offline", "server", "interactive"), default="offline",
+                   help="offline: max throughput; server/interactive: best throughput under latency limits")
+    s.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=_cmd_perf_serve)
+
+    r = sub.add_parser("run", help="run a scenario and write a result folder",
+                       description="Run a scenario month by month and write agents/market/events tables and a "
+                       "manifest into a result folder (atomically).")
+    r.add_argument("scenario", help="scenario file, e.g. scenarios/baseline.toml")
+    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--out", help="result folder (default results/<scenario name>)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario value by dotted path; repeatable")
+    r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    r.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        print(f"airace: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("airace: interrupted", file=sys.stderr)
+        return EXIT_ERROR

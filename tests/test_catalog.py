@@ -1,0 +1,103 @@
+"""The hardware catalog: provenance of every value, the GB300 NVL72 facts of the mission, and bad-row errors."""
+
+import shutil
+
+import pytest
+
+from model.errors import InputError
+from model.hardware import SYSTEM_KEYS, get_system, load_systems, systems
+from model.hardware.systems import DATA_FILE, FLOAT_FIELDS, INT_FIELDS, KINDS, OPTIONAL_FIELDS
+
+
+def test_catalog_has_every_system_and_every_value_is_sourced():
+    catalog = systems()
+    assert tuple(catalog) == SYSTEM_KEYS
+    for key, system in catalog.items():
+        for name in FLOAT_FIELDS + INT_FIELDS + OPTIONAL_FIELDS:
+            value = getattr(system, name)
+            if value is None and name in OPTIONAL_FIELDS:
+                continue
+            source = system.sources.get(name)
+            assert source is not None, f"{key}.{name} has no source"
+            assert source.kind in KINDS
+            assert source.url.startswith("http")
+
+
+def test_gb300_nvl72_rack_facts_follow_from_per_gpu_values():
+    gb300 = get_system("gb300_nvl72")
+    rack = gb300.rack_figures()
+    assert gb300.gpus_per_system == 72
+    assert gb300.cpus_per_system == 36
+    assert rack["fp4_sparse_pflops"] == pytest.approx(1440, rel=0.01)  # 1.44 EF sparse
+    assert rack["fp4_dense_pflops"] == pytest.approx(1100, rel=0.03)  # ~1.1 EF dense
+    assert gb300.fast_memory_tb == pytest.approx(37, rel=0.01)
+    assert rack["hbm_tb"] == pytest.approx(20.7, rel=0.01)
+    assert rack["nvlink_tb_s"] == pytest.approx(130, rel=0.01)
+    assert gb300.scaleout_gbit_s == 800
+
+
+def test_renamed_products_are_aliases_of_one_key():
+    assert get_system("Vera Rubin NVL144").key == "vr_nvl72"
+    assert get_system("VR200 NVL72").key == "vr_nvl72"
+    assert get_system("Rubin Ultra NVL576").key == "rubin_ultra_nvl144"
+    assert get_system("Kyber NVL144").key == "rubin_ultra_nvl144"
+
+
+def test_statuses_and_projections():
+    assert get_system("rubin_cpx").status == "dropped"
+    feynman = get_system("feynman")
+    assert feynman.status == "projection"
+    perf_fields = ("bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "hbm_gb", "hbm_tb_s")
+    assert all(feynman.sources[f].kind == "projection" for f in perf_fields)
+    assert get_system("hgx_h100").dense_tflops("nvfp4") is None  # Hopper has no FP4
+
+
+def test_generations_get_faster():
+    order = ["hgx_h100", "gb200_nvl72", "gb300_nvl72", "vr_nvl72", "rubin_ultra_nvl144", "feynman"]
+    fp8 = [get_system(k).dense_tflops("fp8") for k in order]
+    assert fp8 == sorted(fp8)
+
+
+def test_h100e_is_dense_bf16_over_989():
+    assert get_system("hgx_h100").h100e_per_gpu == pytest.approx(1.0)
+    assert get_system("gb200_nvl72").h100e_per_gpu == pytest.approx(2500 / 989)
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "expected"),
+    [
+        ("hbm_gb", "lots", "expected a number, got 'lots'"),
+        ("gpus_per_system", "7.5", "expected a whole number"),
+        ("status", "rumoured", "expected one of shipping"),
+        ("first_shipment", "July 2025", "expected a month YYYY-MM"),
+    ],
+)
+def test_malformed_row_names_line_system_and_field(tmp_path, field, bad, expected):
+    lines = DATA_FILE.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(f"gb300_nvl72,{field},"):
+            parts = line.split(",")
+            parts[2] = bad
+            lines[i] = ",".join(parts)
+            line_number = i + 1
+            break
+    bad_file = tmp_path / "systems.csv"
+    bad_file.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as info:
+        load_systems(bad_file)
+    message = str(info.value)
+    assert str(bad_file) in message
+    assert f"line {line_number}" in message
+    assert "gb300_nvl72" in message and field in message
+    assert expected in message
+
+
+def test_missing_source_is_rejected(tmp_path):
+    bad_file = tmp_path / "systems.csv"
+    shutil.copy(DATA_FILE, bad_file)
+    text = bad_file.read_text().replace(
+        "hgx_h100,hbm_gb,80,official,https://www.exxactcorp.com/blog/HPC/NVIDIA-H100,", "hgx_h100,hbm_gb,80,official,,"
+    )
+    bad_file.write_text(text)
+    with pytest.raises(InputError, match="hbm_gb.*expected a source URL"):
+        load_systems(bad_file)
