@@ -1,0 +1,108 @@
+"""Load a scenario TOML file (following `extends`) and apply `--set dotted.path=value` overrides.
+
+Every problem becomes an InputError naming the file, the field, the value and what was expected, so the CLI can
+print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from model.errors import InputError
+
+MAX_EXTENDS_DEPTH = 8
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise InputError(f"{path}: scenario file not found")
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message already carries "(at line N, column M)".
+        raise InputError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_scenario_dict(path: Path | str, _depth: int = 0) -> dict[str, Any]:
+    """The scenario as a plain dict, with `extends = "other.toml"` (relative to this file) merged underneath."""
+    path = Path(path)
+    data = _read_toml(path)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise InputError(f"{path}: extends: expected a file name, got {parent!r}")
+    if _depth >= MAX_EXTENDS_DEPTH:
+        raise InputError(f"{path}: extends: more than {MAX_EXTENDS_DEPTH} levels (a cycle?)")
+    base = load_scenario_dict(path.parent / parent, _depth + 1)
+    return _merge(base, data)
+
+
+def scenario_hash(path: Path | str) -> str:
+    """sha256 of the scenario file's bytes (its `extends` parents are recorded through the resolved parameters)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def nearest(name: str, candidates: list[str]) -> str:
+    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def _coerce(text: str, like: Any, where: str) -> Any:
+    """Parse an override value as a TOML value of the same type as the value it replaces."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word: treat as a string
+    if isinstance(like, bool):
+        if isinstance(value, bool):
+            return value
+        raise InputError(f"{where}: expected true or false, got {text!r}")
+    if isinstance(like, (int, float)) and not isinstance(like, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value) if isinstance(like, float) else value
+        raise InputError(f"{where}: expected a number, got {text!r}")
+    if isinstance(like, str) and not isinstance(value, str):
+        return text
+    if isinstance(like, list) and not isinstance(value, list):
+        raise InputError(f"{where}: expected a list like [1, 2], got {text!r}")
+    return value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
+    """Apply `dotted.path=value` overrides; a path must exist in the scenario, with the nearest name suggested."""
+    out = _merge({}, data)
+    for item in overrides:
+        if "=" not in item:
+            raise InputError(f"{source} {item!r}: expected KEY=VALUE with a dotted key, e.g. supply.slip_months=6")
+        dotted, text = item.split("=", 1)
+        parts = [p for p in dotted.strip().split(".") if p]
+        node: Any = out
+        for depth, part in enumerate(parts):
+            where = f"{source} {'.'.join(parts[: depth + 1])}"
+            if not isinstance(node, dict):
+                raise InputError(f"{where}: {'.'.join(parts[:depth])} is a value, not a table")
+            if part not in node:
+                raise InputError(f"{where}: unknown key{nearest(part, list(node))}")
+            if depth == len(parts) - 1:
+                if isinstance(node[part], dict):
+                    raise InputError(f"{where}: is a table; set one of its keys ({', '.join(node[part])})")
+                node[part] = _coerce(text.strip(), node[part], where)
+            else:
+                node = node[part]
+    return out
