@@ -6,6 +6,7 @@ print one line and exit 2.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 import tomllib
@@ -86,7 +87,7 @@ def _coerce(text: str, like: Any, where: str) -> Any:
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
     """Apply `dotted.path=value` overrides; a path must exist in the scenario, with the nearest name suggested."""
-    out = _merge({}, data)
+    out = copy.deepcopy(data)
     for item in overrides:
         if "=" not in item:
             raise InputError(f"{source} {item!r}: expected KEY=VALUE with a dotted key, e.g. supply.slip_months=6")
