@@ -1,0 +1,57 @@
+"""`airace perf train|serve`: DESIGN.md keys in --json output, batch mode in input order, bad input exits 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "model", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_perf_train_json_has_contract_keys():
+    out = run("perf", "train", "--system", "gb200_nvl72", "--gpus", "512", "--workload", "llama3.1-405b-mlperf",
+              "--precision", "fp8", "--seq-len", "8192", "--global-batch", "896", "--tokens", "2.3e9", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    for key in ("tflops_per_gpu", "step_time_s", "mfu", "layout", "memory_gb_per_gpu", "time_to_train_s"):
+        assert key in result
+    assert set(result["layout"]) >= {"tp", "pp", "dp", "cp", "ep", "microbatch"}
+    layout = result["layout"]
+    assert layout["tp"] * layout["pp"] * layout["dp"] * layout["cp"] == 512
+    assert 0 < result["mfu"] < 1
+
+
+def test_perf_serve_json_has_contract_keys():
+    out = run("perf", "serve", "--system", "hgx_h200", "--gpus", "8", "--workload", "llama2-70b", "--precision",
+              "fp8", "--input-tokens", "300", "--output-tokens", "290", "--scenario", "server", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    for key in ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "ttft_s", "tpot_s", "layout"):
+        assert key in result
+    assert result["output_tokens_per_s"] == pytest.approx(8 * result["output_tokens_per_s_per_gpu"])
+
+
+def test_perf_train_batch_keeps_order_and_flags_bad_rows(tmp_path):
+    cases = tmp_path / "cases.csv"
+    cases.write_text(
+        "system,gpus,workload,precision,seq_len,global_batch_seqs\n"
+        "hgx_h100,512,gpt3-175b,fp8,2048,2048\n"
+        "hgx_h999,8,gpt3-175b,fp8,2048,256\n"
+        "gb300_nvl72,72,llama3-70b,bf16,8192,128\n"
+    )
+    out = run("perf", "train", "--batch", str(cases))
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(rows) == 3
+    assert not rows[0].get("error") and rows[1]["error"] and not rows[2].get("error")
+
+
+def test_unknown_system_exits_2_with_one_line():
+    out = run("perf", "serve", "--system", "hgx_h999", "--gpus", "8", "--workload", "llama2-70b", "--precision",
+              "fp8", "--input-tokens", "300", "--output-tokens", "290")
+    assert out.returncode == 2
+    assert "unknown system 'hgx_h999'" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
