@@ -34,6 +34,7 @@ venv: $(STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/airace catalog
+	$(VENV)/bin/airace run scenarios/baseline.toml --out results/baseline
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -55,3 +55,17 @@ def test_unknown_system_exits_2_with_one_line():
     assert out.returncode == 2
     assert "unknown system 'hgx_h999'" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_run_writes_result_folder_and_rejects_unknown_override(tmp_path):
+    from pathlib import Path
+
+    baseline = str(Path(__file__).resolve().parents[1] / "scenarios" / "baseline.toml")
+    out = run("run", baseline, "--out", str(tmp_path / "base"), "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert {p.name for p in (tmp_path / "base").iterdir()} == {"agents.parquet", "market.parquet",
+                                                               "events.parquet", "manifest.json"}
+    bad = run("run", baseline, "--out", str(tmp_path / "bad"), "--set", "supplierr.x=1")
+    assert bad.returncode == 2
+    assert "unknown key" in bad.stderr and "supplier" in bad.stderr
+    assert not (tmp_path / "bad").exists()
