@@ -1,40 +1,46 @@
 """The market's one door to the performance model, cached.
 
-If `model.performance.training.frontier_run_days` exists it is used; otherwise (and for throughput questions, until
-the adapter is wired to train_estimate/serve_estimate) a clearly-labelled ROOFLINE FALLBACK is used:
-training = dense FP8 peak x 0.4; serving = 0.4 x geometric mean of dense FP4 (else FP8) peak and HBM bandwidth,
-scaled to tokens/s. These are placeholders, documented here only.
+Agents compare systems on what the performance model says a cluster of each delivers: training throughput on a
+reference dense model and serving throughput on a reference chat workload. The reference jobs are parameters of
+the market's view, chosen to be feasible on every generation from HGX H100 on.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
 from functools import cache
 
 from model.hardware.systems import systems
+from model.performance.serving import serve_estimate
+from model.performance.training import frontier_run_days as _train_frontier_days
+from model.performance.training import train_estimate
 
-ROOFLINE_EFFICIENCY = 0.4  # assumption: fallback MFU
+# Reference jobs (assumptions): Llama 3.1 405B pre-training at 576 GPUs (8 NVL72 racks, 72 HGX servers), and
+# Llama 3 70B chat serving (1k in / 1k out, MLPerf-style server latency limits) on one system.
+TRAIN_REFERENCE = {"workload": "llama3.1-405b", "gpus": 576, "seq_len": 8192, "global_batch_seqs": 1152}
+SERVE_REFERENCE = {"workload": "llama3-70b", "input_tokens": 1024, "output_tokens": 1024, "scenario": "server"}
 
 
-def _perf_fn(module: str, name: str):
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
+def _best_precision(system: str, low: str) -> str:
+    return low if systems()[system].dense_tflops(low) else "fp8"
 
 
 @cache
 def training_tflops_per_gpu(system: str, precision: str = "fp8") -> float:
-    peak = systems()[system].dense_tflops(precision) or systems()[system].dense_tflops("bf16")
-    return ROOFLINE_EFFICIENCY * peak
+    """Model TFLOP/s per GPU on the reference training job (0 if it cannot run there)."""
+    result = train_estimate(system, TRAIN_REFERENCE["gpus"], TRAIN_REFERENCE["workload"],
+                            _best_precision(system, precision), TRAIN_REFERENCE["seq_len"],
+                            TRAIN_REFERENCE["global_batch_seqs"])
+    return result.tflops_per_gpu if result.feasible else 0.0
 
 
 @cache
 def serving_tokens_per_s_per_gpu(system: str) -> float:
-    s = systems()[system]
-    flops = s.dense_tflops("fp4") or s.dense_tflops("fp8")
-    return ROOFLINE_EFFICIENCY * math.sqrt(flops * s.hbm_tb_s * 1000.0)
+    """Output tokens/s per GPU on the reference serving job, one system, best precision (0 if infeasible)."""
+    gpus = max(systems()[system].gpus_per_system, 8)
+    result = serve_estimate(system, gpus, SERVE_REFERENCE["workload"], _best_precision(system, "nvfp4"),
+                            SERVE_REFERENCE["input_tokens"], SERVE_REFERENCE["output_tokens"],
+                            scenario=SERVE_REFERENCE["scenario"])
+    return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
 
 
 def _round_gpus(gpus: int) -> int:
@@ -43,16 +49,11 @@ def _round_gpus(gpus: int) -> int:
 
 @cache
 def _frontier_days(system: str, gpus: int, flop: float) -> float | None:
-    fn = _perf_fn("model.performance.training", "frontier_run_days")
-    if fn is not None:
-        try:
-            return fn(systems()[system], gpus, flop, precision="fp8")
-        except Exception:  # noqa: BLE001 - the real model is under construction; fall back
-            pass
-    return flop / (gpus * training_tflops_per_gpu(system) * 1e12) / 86400.0
+    return _train_frontier_days(system, gpus, flop, precision="fp8")
 
 
 def frontier_run_days(system: str, gpus: int, flop: float) -> float | None:
+    """Days to train `flop` on one cluster of `gpus` of `system` (None if no layout fits)."""
     if gpus <= 0:
         return None
     return _frontier_days(system, _round_gpus(gpus), float(flop))
