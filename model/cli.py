@@ -97,40 +97,37 @@ def _print_result(result: dict, as_json: bool) -> None:
         print(f"{key:>28}: {value}")
 
 
+def _run_perf(args: argparse.Namespace, name: str, batch, required: tuple[str, ...], estimate) -> int:
+    """Shared shape of `perf train` and `perf serve`: batch mode, required flags, one result."""
+    if args.batch:
+        for row in batch(args.batch):
+            print(json.dumps(row))
+        return EXIT_OK
+    missing = [n for n in required if getattr(args, n) is None]
+    if missing:
+        raise InputError(f"perf {name}: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
+                         + " (or give --batch FILE.csv)")
+    result = estimate()
+    _print_result(result.to_dict(), args.json)
+    return EXIT_OK if result.feasible else EXIT_ERROR
+
+
 def _cmd_perf_train(args: argparse.Namespace) -> int:
     from model.performance import training
 
-    if args.batch:
-        for row in training.train_batch(args.batch):
-            print(json.dumps(row))
-        return EXIT_OK
-    missing = [n for n in ("system", "gpus", "workload", "precision", "seq_len", "global_batch")
-               if getattr(args, n) is None]
-    if missing:
-        raise InputError("perf train: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
-                         + " (or give --batch FILE.csv)")
-    result = training.train_estimate(args.system, args.gpus, args.workload, args.precision, args.seq_len,
-                                     args.global_batch, args.tokens)
-    _print_result(result.to_dict(), args.json)
-    return EXIT_OK if result.feasible else EXIT_ERROR
+    return _run_perf(args, "train", training.train_batch,
+                     ("system", "gpus", "workload", "precision", "seq_len", "global_batch"),
+                     lambda: training.train_estimate(args.system, args.gpus, args.workload, args.precision,
+                                                     args.seq_len, args.global_batch, args.tokens))
 
 
 def _cmd_perf_serve(args: argparse.Namespace) -> int:
     from model.performance import serving
 
-    if args.batch:
-        for row in serving.serve_batch(args.batch):
-            print(json.dumps(row))
-        return EXIT_OK
-    missing = [n for n in ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens")
-               if getattr(args, n) is None]
-    if missing:
-        raise InputError("perf serve: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
-                         + " (or give --batch FILE.csv)")
-    result = serving.serve_estimate(args.system, args.gpus, args.workload, args.precision, args.input_tokens,
-                                    args.output_tokens, scenario=args.scenario)
-    _print_result(result.to_dict(), args.json)
-    return EXIT_OK if result.feasible else EXIT_ERROR
+    return _run_perf(args, "serve", serving.serve_batch,
+                     ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens"),
+                     lambda: serving.serve_estimate(args.system, args.gpus, args.workload, args.precision,
+                                                    args.input_tokens, args.output_tokens, scenario=args.scenario))
 
 
 # -- run -------------------------------------------------------------------------------------------------------
