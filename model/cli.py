@@ -137,6 +137,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="airace",
@@ -169,8 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seq-len", type=_positive_int, help="sequence length in tokens")
     t.add_argument("--global-batch", type=_positive_int, help="global batch in sequences")
     t.add_argument("--tokens", type=_positive_float, help="tokens to train (gives time_to_train_s)")
-    t.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
-    t.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_output_flags(t)
     t.set_defaults(func=_cmd_perf_train)
     s = perf_sub.add_parser("serve", help="serving throughput and latency",
                             description="Search serving layouts and batch sizes: output tokens/s (cluster and "
@@ -183,8 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--output-tokens", type=_positive_int, help="output tokens per request")
     s.add_argument("--scenario", choices=("offline", "server", "interactive"), default="offline",
                    help="offline: max throughput; server/interactive: best throughput under latency limits")
-    s.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_output_flags(s)
     s.set_defaults(func=_cmd_perf_serve)
 
     r = sub.add_parser("run", help="run a scenario and write a result folder",
