@@ -15,7 +15,7 @@ BASELINE = "scenarios/baseline.toml"
 @pytest.fixture(scope="module")
 def run0():
     params = load_scenario_dict(BASELINE)
-    m = MarketModel(params, seed=0)
+    m = MarketModel.from_params(params, seed=0)
     m.run()
     return m
 

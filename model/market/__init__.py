@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from model.market.model import MarketModel
-
-EVENT_COLUMNS = ["date", "agent", "event", "system", "gpus", "detail"]
+from model.market.model import EVENT_COLUMNS, MarketModel
 
 
 @dataclass
@@ -36,11 +34,9 @@ def _set(d: dict, dotted: str, value) -> None:
 def run_params(params: dict, seed: int = 0) -> Results:
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat()
-    m = MarketModel(params, seed=seed)
+    m = MarketModel.from_params(params, seed=seed)
     m.run()
-    res = Results(
-        pd.DataFrame(m.agent_rows), pd.DataFrame(m.market_rows), pd.DataFrame(m.events, columns=EVENT_COLUMNS)
-    )
+    res = Results(m.agents_frame(), m.market_frame(), m.events_frame())
     try:
         pkg = version("airace")
     except Exception:  # noqa: BLE001
@@ -67,4 +63,4 @@ def run_scenario(path, seed: int = 0, overrides: dict | None = None) -> Results:
     return res
 
 
-__all__ = ["MarketModel", "Results", "run_params", "run_scenario"]
+__all__ = ["EVENT_COLUMNS", "MarketModel", "Results", "run_params", "run_scenario"]

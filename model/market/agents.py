@@ -43,7 +43,8 @@ class Builder(mesa.Agent):
             annual = b[str(years[0])]
         else:
             annual = b[str(years[-1])] * (1 + self.kp["capex_growth_after_guidance"]) ** (year - years[-1])
-        return annual * 1e9 * self.p.get("ai_systems_share", self.kp["ai_systems_share"]) / 12.0
+        share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
+        return annual * 1e9 * share * self.kp.get("capex_multiplier", 1.0) / 12.0
 
     def cash(self) -> float:
         return self.budget_cum + self.financing - self.capex
@@ -69,8 +70,9 @@ class Builder(mesa.Agent):
     def grow_power(self, t: int) -> None:
         add = self.p.get("power_add_mw_per_year", 0.0)
         if add:
-            delay = int(self.model.rng.integers(0, self.kp["construction_delay_max_months"] + 1))
-            self.pipeline.append([t + self.kp["construction_lead_months"] + delay, add / 12.0])
+            slow = self.model.params.get("power_lead_time_multiplier", 1.0)
+            delay = int(self.model.rng.integers(0, round(self.kp["construction_delay_max_months"] * slow) + 1))
+            self.pipeline.append([t + round(self.kp["construction_lead_months"] * slow) + delay, add / 12.0])
         ready = [x for x in self.pipeline if x[0] <= t]
         self.power_online += sum(x[1] for x in ready)
         self.pipeline = [x for x in self.pipeline if x[0] > t]

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import mesa
+import pandas as pd
 
 from model.hardware.systems import SYSTEM_KEYS, systems
 from model.market import capability
 from model.market.agents import Builder, Lab
 from model.market.supplier import Supplier, month_index
+from model.scenario.mesa_scenario import MarketScenario
+
+EVENT_COLUMNS = ["date", "agent", "event", "system", "gpus", "detail"]
 
 
 class MarketModel(mesa.Model):
-    def __init__(self, params: dict, seed: int = 0):
-        super().__init__(rng=seed)
+    """The AI infrastructure market, one step per calendar month, built from a `MarketScenario`."""
+
+    def __init__(self, scenario: MarketScenario | None = None):
+        scenario = scenario if scenario is not None else MarketScenario(rng=0)
+        super().__init__(scenario=scenario)
+        params = scenario.resolved_params()
         self.params = params
         self.start = params["start"]
         self.end = params["end"]
@@ -33,6 +41,28 @@ class MarketModel(mesa.Model):
         for name, p in params.get("lab", {}).items():
             self.builders[name].hosts = [self.builders[h] for h in p.get("hosts", [])]
         self.contracts = sorted(params.get("contracts", []), key=lambda c: c["date"])
+
+    @classmethod
+    def from_params(cls, params: dict, seed: int = 0) -> MarketModel:
+        """A model from an already resolved parameter tree and a seed."""
+        return cls(MarketScenario(params=params, rng=seed))
+
+    @property
+    def current_date(self) -> str:
+        """First day of the month the next step simulates (after the last step: the month after the end)."""
+        return self.start_date_of(self.time_index)
+
+    def agents_frame(self) -> pd.DataFrame:
+        """The agents table so far (DESIGN.md columns)."""
+        return pd.DataFrame(self.agent_rows)
+
+    def market_frame(self) -> pd.DataFrame:
+        """The market table so far (DESIGN.md columns)."""
+        return pd.DataFrame(self.market_rows)
+
+    def events_frame(self) -> pd.DataFrame:
+        """The events so far (DESIGN.md columns)."""
+        return pd.DataFrame(self.events, columns=EVENT_COLUMNS)
 
     @property
     def year(self) -> int:
@@ -73,6 +103,8 @@ class MarketModel(mesa.Model):
             b.advance_deliveries(t)
         self._collect()
         self.time_index += 1
+        if self.time_index >= self.n_months:
+            self.running = False
 
     def _collect(self) -> None:
         date = self.start_date_of(self.time_index)
@@ -112,5 +144,5 @@ class MarketModel(mesa.Model):
         return base * (1 + p["scarcity_premium"] * min(1.0, sup.backlog(key) / (out * p["scarcity_backlog_months"])))
 
     def run(self) -> None:
-        for _ in range(self.n_months):
+        while self.running:
             self.step()

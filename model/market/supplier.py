@@ -23,8 +23,9 @@ class Supplier(mesa.Agent):
         self.first = {}
         self.volume = {}
         for k in self.keys:
-            f = month_index(cat[k].first_shipment, model.start)
-            v = month_index(cat[k].volume, model.start)
+            delay = int(params.get("delay_months", {}).get(k, 0))  # scenario input, e.g. a Rubin delay
+            f = month_index(cat[k].first_shipment, model.start) + delay
+            v = month_index(cat[k].volume, model.start) + delay
             slip = 0
             if cat[k].status != "dropped" and cat[k].first_shipment >= params["slip_after"]:
                 slip = int(model.rng.choice(params["slip_months"], p=params["slip_probs"]))
@@ -62,7 +63,9 @@ class Supplier(mesa.Agent):
     def wafers_per_month(self, t: int) -> float:
         pts = self.p["cowos_wafers_per_month"]
         xs = [month_index(d, self.model.start) for d in pts]
-        return float(np.interp(t, xs, list(pts.values())))
+        values = list(pts.values())
+        sourced = float(np.interp(t, xs, values))
+        return values[0] + (sourced - values[0]) * self.p.get("supply_growth_multiplier", 1.0)
 
     def step(self) -> None:
         t = self.model.time_index
