@@ -1,4 +1,11 @@
-"""Providers (hyperscalers, neoclouds), labs (optionally building their own, xAI-style) and the rest of the market."""
+"""The buyers: providers (hyperscalers, neoclouds), labs and the rest of the market.
+
+Every buyer has a capex budget, datacenter sites with power online, construction under way, orders at NVIDIA,
+systems in transit and in integration, and GPUs online. Each month it (1) accrues budget and financing, (2) finishes
+and starts power builds, (3) orders the system its performance model says delivers most for its money and spare
+power — or pre-orders the next generation when that is enough better and close enough — and, after NVIDIA ships,
+(4) takes deliveries, integrates them and places them into sites with free power.
+"""
 
 from __future__ import annotations
 
@@ -8,216 +15,504 @@ import mesa
 
 from model.hardware.systems import systems
 from model.market import capability
+from model.market.contracts import Contract, contract_from_terms
+from model.market.sites import Batch, Build, Site
 
 
-class Builder(mesa.Agent):
+class Buyer(mesa.Agent):
     """Anything that buys, powers and runs NVIDIA systems."""
 
     def __init__(self, model, name: str, kind: str, p: dict, kp: dict):
         super().__init__(model)
         self.name, self.kind, self.p, self.kp = name, kind, p, kp
         keys = model.system_keys
-        self.online = dict.fromkeys(keys, 0)  # GPUs
-        self.integrating: list[list] = []  # [system, gpus, ready_month]
-        self.in_transit: list[list] = []
-        self.ordered = dict.fromkeys(keys, 0)
-        self.delivered = dict.fromkeys(keys, 0)
-        self.power_online = float(p.get("power_mw_start", 0.0))
-        self.pipeline: list[list] = []  # [month_online, mw]
-        self.capex = 0.0
-        self.budget_cum = 0.0
-        self.financing = 0.0
-        self.contract_backlog = 0.0
-        self.firsts: set = set()
-        self.at_scale: set = set()
+        self.pue = float(kp["pue"])
+        self.sites: list[Site] = []
+        self.open_sites: list[Site] = []  # sites with free power (placement looks only here)
+        self.pipeline: list[Build] = []
+        self.in_transit: list[tuple[str, int, int]] = []  # (system, gpus, arrival month)
+        self.integrating: list[tuple[str, int, int]] = []  # (system, gpus, ready month)
+        self.delivered = dict.fromkeys(keys, 0)  # GPUs
+        self.ordered = dict.fromkeys(keys, 0)  # GPUs ordered
+        self.preordered = dict.fromkeys(keys, 0)  # GPUs ordered before the system shipped
+        self.retired = dict.fromkeys(keys, 0)
+        self.start_fleet = dict.fromkeys(keys, 0)
+        self.budget_cum_usd = 0.0
+        self.budget_lapsed_usd = 0.0
+        self.financing_usd = 0.0
+        self.committed_usd = 0.0  # value of every order placed
+        self.capex_usd = 0.0  # paid on shipment
+        self.build_started_mw_by_year: dict[int, float] = {}
+        self.contracts_as_provider: list[Contract] = []
+        self.firsts: set[tuple[str, str]] = set()
+        self.value_cache: dict[str, float] = {}
+        self._budget_by_year: dict[int, float] = {}
+        self._start_state(p, kp)
 
-    # --- money -----------------------------------------------------------------------------------------------------
-    def monthly_budget(self, year: int) -> float:
-        b = self.p.get("capex_usd_bn", {})
-        years = sorted(int(y) for y in b)
-        if not years:
-            return 0.0
-        if year in years:
-            annual = b[str(year)]
-        elif year < years[0]:
-            annual = b[str(years[0])]
-        else:
-            annual = b[str(years[-1])] * (1 + self.kp["capex_growth_after_guidance"]) ** (year - years[-1])
-        share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
-        return annual * 1e9 * share * self.kp.get("capex_multiplier", 1.0) / 12.0
-
-    def cash(self) -> float:
-        return self.budget_cum + self.financing - self.capex
-
-    # --- power -----------------------------------------------------------------------------------------------------
-    def pue(self) -> float:
-        return self.kp["pue"]
-
-    def mw_used(self) -> float:
-        cat = systems()
-        return sum(g * cat[k].system_power_kw_per_gpu for k, g in self.online.items()) * self.pue() / 1000.0
-
-    def mw_committed(self) -> float:
-        cat = systems()
-        pend = sum(g * cat[k].system_power_kw_per_gpu for k, g, _ in self.integrating + self.in_transit)
-        back = sum(u * cat[k].system_power_kw for k, u in self._backlog_units().items())
-        return self.mw_used() + (pend + back) * self.pue() / 1000.0
-
-    def _backlog_units(self) -> dict:
-        sup = self.model.supplier
-        return {k: sum(o[1] for o in sup.orders[k] if o[0] is self) for k in self.model.system_keys}
-
-    def grow_power(self, t: int) -> None:
-        add = self.p.get("power_add_mw_per_year", 0.0)
-        if add:
-            slow = self.model.params.get("power_lead_time_multiplier", 1.0)
-            delay = int(self.model.rng.integers(0, round(self.kp["construction_delay_max_months"] * slow) + 1))
-            self.pipeline.append([t + round(self.kp["construction_lead_months"] * slow) + delay, add / 12.0])
-        ready = [x for x in self.pipeline if x[0] <= t]
-        self.power_online += sum(x[1] for x in ready)
-        self.pipeline = [x for x in self.pipeline if x[0] > t]
-
-    # --- supply ----------------------------------------------------------------------------------------------------
-    def receive(self, k: str, units: int, t: int) -> None:
-        self.in_transit.append([k, units * systems()[k].gpus_per_system, t + self.model.params["transit_months"]])
-
-    def advance_deliveries(self, t: int) -> None:
-        arrived = [x for x in self.in_transit if x[2] <= t]
-        self.in_transit = [x for x in self.in_transit if x[2] > t]
-        for k, g, _ in arrived:
-            self.delivered[k] += g
-            self.integrating.append([k, g, t + self.kp["integration_lag_months"]])
-            if ("d", k) not in self.firsts:
-                self.firsts.add(("d", k))
-                self.model.event_now(self.name, "first_delivery", k, g)
-        cat = systems()
-        still = []
-        for item in self.integrating:
-            k, g, ready = item
-            need = g * cat[k].system_power_kw_per_gpu * self.pue() / 1000.0
-            if ready <= t and self.mw_used() + need <= self.power_online + 1e-9:
-                self.online[k] += g
-                if ("o", k) not in self.firsts:
-                    self.firsts.add(("o", k))
-                    self.model.event_now(self.name, "first_online", k, g)
-            else:
-                still.append(item)
-        self.integrating = still
-        thr = self.model.params["at_scale_gpus"]
+    def _start_state(self, p: dict, kp: dict) -> None:
+        """Power, construction and fleet at the start. Sites that exist at the start are of the size campuses had
+        then (`start_site_mw`); power under construction arrives evenly over one lead time. The starting fleet is
+        online from the start, so it raises no 'first' events."""
+        start_site = float(kp["start_site_mw"])
+        mw = float(p.get("power_mw_start", 0.0))
+        while mw > 1e-9:
+            size = min(mw, start_site)
+            self._new_site(size)
+            mw -= size
+        building = float(p.get("power_mw_under_construction", 0.0))
+        lead = max(1, round(kp["construction_lead_months"] * self.model.params["power_lead_time_multiplier"]))
+        for month in range(lead):
+            self.pipeline.append(Build(building / lead, -1, month))
+        for k, gpus in p.get("fleet_start", {}).items():
+            self.start_fleet[k] += int(gpus)
+            self.integrating.append((k, int(gpus), 0))
+        self.place_ready(month=0, online_month=-kp["fleet_start_age_months"], events=False)
         for k in self.model.system_keys:
-            c = self.cluster_gpus(k)
-            if c >= thr and k not in self.at_scale:
-                self.at_scale.add(k)
-                self.model.event_now(self.name, "first_cluster_at_scale", k, c)
+            if self.start_fleet[k]:
+                self.firsts.update({("first_delivery", k), ("first_online", k)})
+        self.firsts.update(("first_cluster_at_scale", k) for k, g in self.clusters().items()
+                           if g >= self.model.params["at_scale_gpus"])
 
-    def cluster_cap(self, k: str) -> int:
-        s = systems()[k]
-        site = self.kp["site_mw"] * 1000.0 / (s.system_power_kw_per_gpu * self.pue())
-        fabric = self.model.params["fabric_max_gpus_per_400g"] * s.scaleout_gbit_s / 400.0
-        return int(min(site, fabric))
+    # -- money --------------------------------------------------------------------------------------------------
+    def annual_capex_usd(self, year: int) -> float:
+        table = self.p.get("capex_usd_bn", {})
+        if not table:
+            return 0.0
+        years = sorted(int(y) for y in table)
+        if year in years:
+            annual = table[str(year)]
+        elif year < years[0]:
+            annual = table[str(years[0])]
+        else:
+            annual = table[str(years[-1])] * (1 + self.kp["capex_growth_after_guidance"]) ** (year - years[-1])
+        return annual * 1e9
 
-    def cluster_gpus(self, k: str) -> int:
-        return min(self.online[k], self.cluster_cap(k))
+    def monthly_budget_usd(self, year: int) -> float:
+        """The month's share of capex that goes to NVIDIA systems and is funded by the buyer itself (for a
+        neocloud, the equity-funded part; the rest it borrows against contracts, see `accrue`)."""
+        if year not in self._budget_by_year:
+            share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
+            own = self.kp.get("equity_funded_share", 1.0)
+            self._budget_by_year[year] = self.annual_capex_usd(year) * share * own * self.kp["capex_multiplier"] / 12
+        return self._budget_by_year[year]
 
-    def largest_cluster(self) -> tuple[str | None, int]:
-        best = max(self.model.system_keys, key=lambda k: (self.cluster_gpus(k), systems()[k].h100e_per_gpu))
-        g = self.cluster_gpus(best)
-        return (best, g) if g > 0 else (None, 0)
+    def accrue(self, year: int) -> None:
+        """Add the month's budget. Capex that could not be placed does not pile up without end: uncommitted budget
+        beyond `budget_carry_months` of spending lapses (guidance is cut, as CoreWeave's was in 2025)."""
+        monthly = self.monthly_budget_usd(year)
+        self.budget_cum_usd += monthly
+        carry = self.kp["budget_carry_months"] * monthly
+        excess = self.budget_cum_usd + self.financing_usd - self.committed_usd - carry
+        excess = min(excess, self.budget_cum_usd)
+        if excess > 0:
+            self.budget_cum_usd -= excess
+            self.budget_lapsed_usd += excess
+        multiple = self.kp.get("debt_multiple_of_backlog", 0.0)
+        if multiple:
+            t = self.model.time_index
+            closed = t - self.kp["financing_lag_months"]  # debt against a contract closes months after signing
+            backlog = sum(c.remaining_value_usd(t) for c in self.contracts_as_provider if c.signed_month <= closed)
+            self.financing_usd = max(self.financing_usd, multiple * backlog)  # debt raised stays raised
 
-    # --- procurement -----------------------------------------------------------------------------------------------
+    def cash_usd(self) -> float:
+        return self.budget_cum_usd + self.financing_usd - self.committed_usd
+
+    # -- power --------------------------------------------------------------------------------------------------
+    def _add_power(self, mw: float) -> None:
+        """New power tops up the newest campus to the largest campus buildable now, then opens new sites."""
+        max_site = min(float(self.kp["max_site_mw"]), self.model.max_campus_mw())
+        if self.sites and self.sites[-1].mw < max_site:
+            top = min(mw, max_site - self.sites[-1].mw)
+            self.sites[-1].mw += top
+            if self.sites[-1] not in self.open_sites:
+                self.open_sites.append(self.sites[-1])
+            mw -= top
+        while mw > 1e-9:
+            size = min(mw, max_site)
+            self._new_site(size)
+            mw -= size
+
+    def _new_site(self, mw: float) -> None:
+        site = Site(f"{self.name}-{len(self.sites) + 1}", mw)
+        self.sites.append(site)
+        self.open_sites.append(site)
+
+    def power_online_mw(self) -> float:
+        return sum(s.mw for s in self.sites)
+
+    def power_used_mw(self) -> float:
+        return sum(s.used_mw for s in self.sites)
+
+    def _facility_kw_per_gpu(self, k: str) -> float:
+        return systems()[k].system_power_kw_per_gpu * self.pue
+
+    def power_committed_mw(self) -> float:
+        """Facility MW for everything online, integrating, in transit or on order."""
+        waiting = sum(g * self._facility_kw_per_gpu(k) for k, g, _ in self.integrating + self.in_transit)
+        on_order = 0.0
+        for k, orders in self.model.supplier.orders.items():
+            order = orders.get(self.name)
+            if order is not None:
+                on_order += order.units_outstanding * systems()[k].system_power_kw * self.pue
+        return self.power_used_mw() + (waiting + on_order) / 1000.0
+
+    def power_by_mw(self, month: float) -> float:
+        """Facility MW online by `month`: sites now plus builds ready by then."""
+        return self.power_online_mw() + sum(b.mw for b in self.pipeline if b.ready_month <= month)
+
+    def lead_months(self) -> tuple[int, int]:
+        slow = self.model.params["power_lead_time_multiplier"]
+        return (round(self.kp["construction_lead_months"] * slow),
+                round(self.kp["construction_delay_max_months"] * slow))
+
+    def build_allowance_mw(self, year: int) -> float:
+        """MW of construction the buyer can start in `year`: a number, or a table by year (the last year's value
+        carries forward)."""
+        table = self.p.get("power_add_mw_per_year", 0.0)
+        if not isinstance(table, dict):
+            return float(table)
+        years = sorted(int(y) for y in table)
+        known = [y for y in years if y <= year]
+        return float(table[str(known[-1] if known else years[0])])
+
+    def finish_builds(self, t: int) -> None:
+        for build in [b for b in self.pipeline if b.ready_month <= t]:
+            self._add_power(build.mw)
+        self.pipeline = [b for b in self.pipeline if b.ready_month > t]
+
+    def plan_power(self, t: int, year: int) -> None:
+        """Start construction when the power this buyer will need by the time a build started now is surely done
+        (lead time, worst delay and a buffer) exceeds what it has or is building. Starts per year are bounded by the
+        grid connections it can get (`power_add_mw_per_year`)."""
+        if self.kp.get("power_unconstrained"):
+            return
+        lead, delay_max = self.lead_months()
+        usd_per_mw = self.model.best_usd_per_facility_mw(t, self.pue)
+        horizon = lead + delay_max + self.kp["power_buffer_months"]
+        spend_ahead = self.cash_usd() + sum(self.monthly_budget_usd(self.model.year_at(t + i))
+                                            for i in range(1, horizon + 1))
+        need = self.power_committed_mw() + spend_ahead / usd_per_mw
+        gap = need - self.power_online_mw() - sum(b.mw for b in self.pipeline)
+        allowance = self.build_allowance_mw(year) - self.build_started_mw_by_year.get(year, 0.0)
+        mw = min(gap, allowance)
+        if mw < self.kp["min_build_mw"]:
+            return
+        delay = int(self.model.rng.integers(0, delay_max + 1))
+        self.pipeline.append(Build(mw, t, t + lead + delay))
+        self.build_started_mw_by_year[year] = self.build_started_mw_by_year.get(year, 0.0) + mw
+
+    # -- procurement --------------------------------------------------------------------------------------------
     def value_per_gpu(self, k: str) -> float:
-        w = self.kp["training_weight"]
-        tr = capability.training_tflops_per_gpu(k) / capability.training_tflops_per_gpu("hgx_h100")
-        sv = capability.serving_tokens_per_s_per_gpu(k) / capability.serving_tokens_per_s_per_gpu("hgx_h100")
-        return w * tr + (1 - w) * sv
+        """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving."""
+        if k not in self.value_cache:
+            jobs = self.model.params["reference_jobs"]
+            self.value_cache[k] = capability.value_per_gpu(k, jobs, self.kp["training_weight"])
+        return self.value_cache[k]
 
-    def score(self, k: str, t: int, cash: float, mw: float) -> float:
-        """Throughput (H100-value units) this month's money and spare power would buy of system k."""
-        s = systems()[k]
-        price = self.model.supplier.price(k, t)
-        units = min(cash / price, mw * 1000.0 / (s.system_power_kw * self.pue()))
-        wait = self.model.supplier.expected_wait_months(k, t)
-        return units * s.gpus_per_system * self.value_per_gpu(k) * math.exp(-wait / self.kp["wait_tau_months"])
+    def score(self, k: str, t: int) -> float:
+        """H100-value per dollar of system k ordered now, discounted by the months until it would arrive."""
+        sup = self.model.supplier
+        wait = sup.expected_wait_months(k, t)
+        return self.value_per_gpu(k) / sup.price_usd(k, t) * systems()[k].gpus_per_system * math.exp(
+            -wait / self.kp["wait_tau_months"])
+
+    def spare_mw(self, k: str, t: int) -> float:
+        """Facility MW free when an order of system k placed now would come online."""
+        if self.kp.get("power_unconstrained"):
+            return math.inf
+        ready = t + self.model.supplier.expected_wait_months(k, t) + self.kp["integration_lag_months"]
+        return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
 
     def procure(self, t: int) -> None:
-        sup = self.model.supplier
-        self.budget_cum += self.monthly_budget(self.model.year)
-        if self.kind == "neocloud":
-            cap = self.kp["debt_multiple_of_backlog"] * self.contract_backlog
-            self.financing = max(self.financing, cap)
-        cash = self.cash()
+        """Spend the cash on hand across the systems on offer, in proportion to score^sharpness (a near-argmax that
+        still spreads orders when systems are close), each order bounded by the power free when it would arrive.
+        Systems not yet shipping can be pre-ordered within the buyer's lookahead."""
+        cash = self.cash_usd()
         if cash <= 0:
             return
-        headroom = self.power_online + sum(mw for _, mw in self.pipeline) - self.mw_committed()
-        if self.kind == "other":
-            headroom = 1e9
-        if headroom <= 0:
+        sup = self.model.supplier
+        look = self.kp["preorder_lookahead_months"]
+        scores = {k: self.score(k, t) for k in self.model.system_keys if sup.orderable(k, t, look)}
+        if not scores:
             return
-        look = self.kp["defer_lookahead_months"]
-        avail = [k for k in self.model.system_keys if sup.available(k, t)]
-        soon = [
-            k
-            for k in self.model.system_keys
-            if systems()[k].status != "dropped" and not sup.available(k, t) and sup.first[k] - t <= look
-        ]
-        if not avail:
-            return
-        best = max(avail, key=lambda k: self.score(k, t, cash, headroom))
-        choice = best
-        if soon:
-            nxt = max(soon, key=lambda k: self.score(k, t, cash, headroom))
-            gain = 1 + self.kp["defer_min_gain"]
-            if self.score(nxt, t, cash, headroom) >= gain * self.score(best, t, cash, headroom):
-                choice = nxt  # DEFER: pre-order the next generation instead
-        s = systems()[choice]
-        price = sup.price(choice, t)
-        units = int(min(cash / price, headroom * 1000.0 / (s.system_power_kw * self.pue())))
-        if units <= 0:
-            return
-        sup.place_order(self, choice, units)
-        self.ordered[choice] += units * s.gpus_per_system
-        self.capex += units * price
+        top = max(scores.values())
+        sharp = self.model.params["choice_sharpness"]
+        weights = {k: (v / top) ** sharp for k, v in scores.items() if v > 0}
+        weights = {k: w for k, w in weights.items() if w >= 0.05}
+        total = sum(weights.values())
+        best_now = max((k for k in weights if sup.shipping(k, t)), key=weights.get, default=None)
+        for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):
+            s = systems()[k]
+            price = sup.price_usd(k, t)
+            units = int(cash * w / total // price)
+            spare_mw = self.spare_mw(k, t)
+            if spare_mw != math.inf:
+                units = min(units, int(spare_mw * 1000.0 // (s.system_power_kw * self.pue)))
+            if units <= 0:
+                continue
+            sup.place_order(self, k, units, price)
+            self.committed_usd += units * price
+            self.ordered[k] += units * s.gpus_per_system
+            if not sup.shipping(k, t):
+                self.preordered[k] += units * s.gpus_per_system
+                if ("preorder", k) not in self.firsts and best_now and w > weights[best_now]:
+                    self.firsts.add(("preorder", k))
+                    self.model.add_event_now(self.name, "preorder", k, units * s.gpus_per_system,
+                                             f"pre-orders {k} ahead of {best_now}, which ships now")
 
-    def step(self) -> None:
-        t = self.model.time_index
-        self.grow_power(t)
-        self.procure(t)
+    # -- deliveries and deployment -----------------------------------------------------------------------------
+    def receive(self, k: str, units: int, paid_usd: float, t: int) -> None:
+        """NVIDIA shipped `units` systems: pay, and they arrive after the transit time."""
+        self.capex_usd += paid_usd
+        gpus = units * systems()[k].gpus_per_system
+        self.in_transit.append((k, gpus, t + self.model.params["transit_months"]))
+
+    def take_deliveries(self, t: int) -> None:
+        arrived = [x for x in self.in_transit if x[2] <= t]
+        if not arrived:
+            return
+        self.in_transit = [x for x in self.in_transit if x[2] > t]
+        lag = self.kp["integration_lag_months"]
+        for k, gpus, _ in arrived:
+            self.delivered[k] += gpus
+            self._first("first_delivery", k, gpus)
+            if self.integrating and self.integrating[-1][0] == k and self.integrating[-1][2] == t + lag:
+                self.integrating[-1] = (k, self.integrating[-1][1] + gpus, t + lag)  # one batch per system and month
+            else:
+                self.integrating.append((k, gpus, t + lag))
+
+    def place_ready(self, month: int, online_month: int | None = None, events: bool = True) -> None:
+        """Integrated GPUs go online in sites with free power: first where the same system already runs (to grow
+        one training cluster), then the site with most free power. What does not fit waits for power."""
+        online_month = month if online_month is None else online_month
+        if not self.open_sites and not self.kp.get("power_unconstrained"):
+            return  # nowhere to put anything: everything waits for power
+        waiting = []
+        for k, gpus, ready in self.integrating:
+            if ready > month:
+                waiting.append((k, gpus, ready))
+                continue
+            left = self._place(k, gpus, online_month)
+            placed = gpus - left
+            if placed and events:
+                self._first("first_online", k, placed)
+            if left:
+                waiting.append((k, left, ready))
+        self.integrating = waiting
+
+    def _place(self, k: str, gpus: int, online_month: int) -> int:
+        """Place up to `gpus` GPUs of system k; return how many found no power."""
+        s = systems()[k]
+        kw = self._facility_kw_per_gpu(k)
+        unit_mw = kw * s.gpus_per_system / 1000.0
+        fabric = self.model.params["fabric_max_gpus"]
+        while gpus > 0:
+            fits = [site for site in self.open_sites if site.free_mw() >= unit_mw]
+            if not fits:
+                if not self.kp.get("power_unconstrained"):
+                    break
+                self._add_power(gpus * kw / 1000.0)  # the rest of the market builds what it needs
+                continue
+            site = max(fits, key=lambda x: (min(x.gpus_by_system.get(k, 0), fabric), x.free_mw()))
+            n = min(int(site.free_mw() // unit_mw) * s.gpus_per_system, gpus)
+            site.add(Batch(k, n, online_month, kw))
+            gpus -= n
+        smallest_unit_mw = self.model.smallest_system_facility_mw(self.pue)
+        self.open_sites = [site for site in self.open_sites if site.free_mw() >= smallest_unit_mw]
+        return gpus
+
+    def retire(self, t: int) -> None:
+        cutoff = t - round(self.kp["gpu_lifetime_years"] * 12)
+        for site in self.sites:
+            retired = site.retire_older_than(cutoff)
+            for b in retired:
+                self.retired[b.system] += b.gpus
+            if retired and site not in self.open_sites:
+                self.open_sites.append(site)
+
+    def check_at_scale(self) -> None:
+        threshold = self.model.params["at_scale_gpus"]
+        for k, g in self.clusters().items():
+            if g >= threshold:
+                self._first("first_cluster_at_scale", k, g)
+
+    def _first(self, event: str, k: str, gpus: int) -> None:
+        if (event, k) not in self.firsts:
+            self.firsts.add((event, k))
+            self.model.add_event_now(self.name, event, k, gpus)
+
+    # -- what the tables report ---------------------------------------------------------------------------------
+    def gpus_online(self) -> dict[str, int]:
+        out = dict.fromkeys(self.model.system_keys, 0)
+        for site in self.sites:
+            for k, g in site.gpus_by_system.items():
+                out[k] += g
+        return out
 
     def h100e(self) -> float:
-        cat = systems()
-        return sum(g * cat[k].h100e_per_gpu for k, g in self.online.items())
+        catalog = systems()
+        return sum(g * catalog[k].h100e_per_gpu for k, g in self.gpus_online().items())
+
+    def clusters(self) -> dict[str, int]:
+        """Largest single-site cluster per system, bounded by the scale-out fabric."""
+        fabric = self.model.params["fabric_max_gpus"]
+        out: dict[str, int] = {}
+        for site in self.sites:
+            for k, g in site.gpus_by_system.items():
+                if g > out.get(k, 0):
+                    out[k] = min(g, fabric)
+        return out
+
+    def largest_cluster(self) -> tuple[str | None, int]:
+        """(system, GPUs) of this buyer's largest training cluster; ties go to the faster system."""
+        clusters = self.clusters()
+        if not clusters or max(clusters.values()) <= 0:
+            return None, 0
+        k = max(clusters, key=lambda key: (clusters[key] * systems()[key].h100e_per_gpu, clusters[key]))
+        return k, clusters[k]
+
+    def accessible_cluster(self) -> tuple[str | None, int]:
+        return self.largest_cluster()
+
+    # -- the monthly step ---------------------------------------------------------------------------------------
+    def step(self) -> None:
+        t, year = self.model.time_index, self.model.year
+        self.accrue(year)
+        self.finish_builds(t)
+        self.procure(t)
+        self.plan_power(t, year)
+
+    def advance(self) -> None:
+        """After NVIDIA ships: deliveries, integration, placement, retirement, at-scale events."""
+        t = self.model.time_index
+        self.retire(t)
+        self.take_deliveries(t)
+        self.place_ready(t)
+        self.check_at_scale()
 
 
-class Lab(Builder):
-    """A frontier lab: runs ever larger training runs on its own or contracted providers' largest cluster."""
+class Provider(Buyer):
+    """A hyperscaler or neocloud: sells capacity to labs under contracts and to the market by the hour."""
+
+    def contracted_gpus(self, t: int) -> int:
+        return sum(c.gpus for c in self.contracts_as_provider if c.active(t))
+
+    def offer(self, t: int) -> tuple[str, int, float] | None:
+        """What this provider can offer a lab now: its largest cluster less what other contracts hold, at the
+        rental price of that system; None if it has nothing free."""
+        k, g = self.largest_cluster()
+        free = g - self.contracted_gpus(t)
+        if k is None or free <= 0:
+            return None
+        return k, free, self.model.rental_usd_per_gpu_hour(k)
+
+
+class RestOfMarket(Buyer):
+    """Enterprises, sovereign AI, other clouds and consumer internet firms, as one buyer whose NVIDIA spend is a
+    sourced share of the total; power is not modelled for it (many small sites)."""
+
+    def monthly_budget_usd(self, year: int) -> float:
+        if year not in self._budget_by_year:
+            table = self.p["share_of_nvidia_demand"]
+            share = float(table) if not isinstance(table, dict) else float(
+                table[str(max([y for y in map(int, table) if y <= year], default=min(map(int, table))))])
+            named = self.model.named_monthly_budget_usd(year)
+            self._budget_by_year[year] = named * share / (1 - share) * self.kp["capex_multiplier"]
+        return self._budget_by_year[year]
+
+
+class Lab(Buyer):
+    """A frontier lab: trains ever larger models on the largest cluster it can reach — its own (xAI-style) or
+    one its providers run for it under contract."""
 
     def __init__(self, model, name: str, p: dict, kp: dict):
         super().__init__(model, name, "lab", p, kp)
-        self.hosts: list[Builder] = []
-        self.run_end: int | None = None
-        self.flop_factor = p.get("frontier_flop_factor", 1.0)
+        self.contracts: list[Contract] = []
+        self.run_end_month: int | None = None
+        self.flop_factor = float(p.get("frontier_flop_factor", 1.0))
+
+    def hosted_clusters(self, t: int) -> list[tuple[str | None, int]]:
+        """Per provider: its largest cluster, capped by the GPUs contracted there (a partner host, such as Azure
+        for OpenAI before 2024, gives its whole largest cluster)."""
+        gpus_by_provider: dict[str, int] = dict.fromkeys(self.p.get("hosts", []), 1 << 62)
+        for c in self.contracts:
+            if c.active(t):
+                gpus_by_provider[c.provider] = gpus_by_provider.get(c.provider, 0) + c.gpus
+        out = []
+        for provider, gpus in gpus_by_provider.items():
+            k, g = self.model.buyers[provider].largest_cluster()
+            if k is not None:
+                out.append((k, min(g, gpus)))
+        return out
 
     def accessible_cluster(self) -> tuple[str | None, int]:
-        best = self.largest_cluster()
-        for h in self.hosts:
-            c = h.largest_cluster()
-            if c[1] > best[1]:
-                best = c
-        return best
+        options = [self.largest_cluster(), *self.hosted_clusters(self.model.time_index)]
+        best = max(options, key=lambda kg: (kg[1] * systems()[kg[0]].h100e_per_gpu if kg[0] else 0.0, kg[1]))
+        return best if best[0] is not None else (None, 0)
 
-    def step(self) -> None:
-        super().step()
+    def train(self) -> None:
+        """Finish a run that is due; start the next frontier run if the accessible cluster can do it in time."""
         t = self.model.time_index
-        mp = self.model.params
-        if self.run_end is not None and t >= self.run_end:
-            self.model.event_now(self.name, "training_run_finished", None, 0)
-            self.run_end = None
-        if self.run_end is None:
-            k, g = self.accessible_cluster()
-            if k is None:
-                return
-            flop = mp["frontier_flop_2024"] * self.flop_factor * mp["frontier_flop_growth_per_year"] ** (t / 12)
-            days = capability.frontier_run_days(k, g, flop)
-            if days is not None and days <= mp["max_run_days"]:
-                self.run_end = t + max(1, round(days / 30.4))
-                self.model.event_now(self.name, "training_run_started", k, g, f"{flop:.2e} FLOP, {days:.0f} days")
+        params = self.model.params["frontier"]
+        if self.run_end_month is not None and t >= self.run_end_month:
+            self.model.add_event_now(self.name, "training_run_finished", "", 0)
+            self.run_end_month = None
+        if self.run_end_month is not None:
+            return
+        k, g = self.accessible_cluster()
+        if k is None:
+            return
+        flop = params["flop_2024"] * self.flop_factor * params["growth_per_year"] ** (t / 12)
+        days = capability.frontier_run_days(k, g, flop)
+        if days is not None and days <= params["max_run_days"]:
+            self.run_end_month = t + max(1, round(days / 30.4))
+            self.model.add_event_now(self.name, "training_run_started", k, g, f"{flop:.2e} FLOP, {days:.0f} days")
+
+    def annual_compute_budget_usd(self, year: int) -> float:
+        """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x
+        the NVIDIA share of its compute (revenue by year from the scenario, then growing)."""
+        table = self.p.get("revenue_usd_bn", {})
+        if not table:
+            return 0.0
+        years = sorted(int(y) for y in table)
+        if year in years:
+            revenue = table[str(year)]
+        elif year < years[0]:
+            revenue = table[str(years[0])]
+        else:
+            revenue = table[str(years[-1])] * (1 + self.kp["revenue_growth_after"]) ** (year - years[-1])
+        return revenue * 1e9 * self.kp["compute_spend_per_revenue"] * self.p.get("nvidia_share_of_compute", 1.0)
+
+    def seek_capacity(self) -> None:
+        """Each quarter, budget not yet committed to contracts buys capacity: the lab asks every provider for an
+        offer (its largest free cluster and price) and signs with the one that gives the largest cluster in H100s for
+        the money, for `contract_years`. Contracts then count as the provider's backlog (what neoclouds borrow on)."""
+        t = self.model.time_index
+        if t % self.kp["contracting_interval_months"]:
+            return
+        budget = self.annual_compute_budget_usd(self.model.year)
+        headroom = budget - sum(c.annual_cost_usd for c in self.contracts if c.end_month > t)
+        if headroom < self.kp["min_contract_usd_bn"] * 1e9 / self.kp["contract_years"]:
+            return
+        best: tuple[float, Provider, str, int, float] | None = None
+        for provider in self.model.providers:
+            offer = provider.offer(t)
+            if offer is None:
+                continue
+            k, free, price = offer
+            gpus = int(min(free, headroom / (8760.0 * price)))
+            score = gpus * systems()[k].h100e_per_gpu
+            if gpus > 0 and (best is None or score > best[0]):
+                best = (score, provider, k, gpus, price)
+        if best is None:
+            return
+        _, provider, k, gpus, price = best
+        years = self.kp["contract_years"]
+        value = gpus * 8760.0 * price * years
+        self.model.sign_contract(contract_from_terms(self.name, provider.name, t, t, years, value, k, price),
+                                 f"{provider.name}: ${value / 1e9:.1f}B over {years:g} years (offer)")
+
+    def advance(self) -> None:
+        super().advance()
+        self.train()
+        self.seek_capacity()

@@ -1,12 +1,13 @@
 """The market's one door to the performance model, cached.
 
-Agents compare systems on what the performance model says a cluster of each delivers: training throughput on a
-reference dense model and serving throughput on a reference chat workload. The reference jobs are parameters of
-the market's view, chosen to be feasible on every generation from HGX H100 on.
+Buyers compare systems on what the performance model says a cluster of each delivers on the scenario's reference
+jobs (`[reference_jobs]`): training throughput per GPU on one training job, and serving throughput per GPU on one
+or more serving jobs, each relative to HGX H100. The jobs are chosen to be feasible on every generation.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 from model.hardware.systems import systems
@@ -14,37 +15,55 @@ from model.performance.serving import serve_estimate
 from model.performance.training import frontier_run_days as _train_frontier_days
 from model.performance.training import train_estimate
 
-# Reference jobs (assumptions): Llama 3.1 405B pre-training at 576 GPUs (8 NVL72 racks, 72 HGX servers), and
-# Llama 3 70B chat serving (1k in / 1k out, MLPerf-style server latency limits) on one system.
-TRAIN_REFERENCE = {"workload": "llama3.1-405b", "gpus": 576, "seq_len": 8192, "global_batch_seqs": 1152}
-SERVE_REFERENCE = {"workload": "llama3-70b", "input_tokens": 1024, "output_tokens": 1024, "scenario": "server"}
+BASELINE_SYSTEM = "hgx_h100"
 
 
-def _best_precision(system: str, low: str) -> str:
-    return low if systems()[system].dense_tflops(low) else "fp8"
+def _precision(system: str, wanted: str) -> str:
+    """The wanted precision where the system has it (NVFP4 needs Blackwell or later), else FP8."""
+    return wanted if systems()[system].dense_tflops(wanted) else "fp8"
 
 
 @cache
-def training_tflops_per_gpu(system: str, precision: str = "fp8") -> float:
-    """Model TFLOP/s per GPU on the reference training job (0 if it cannot run there)."""
-    result = train_estimate(system, TRAIN_REFERENCE["gpus"], TRAIN_REFERENCE["workload"],
-                            _best_precision(system, precision), TRAIN_REFERENCE["seq_len"],
-                            TRAIN_REFERENCE["global_batch_seqs"])
+def training_tflops_per_gpu(system: str, workload: str, gpus: int, seq_len: int, global_batch_seqs: int,
+                            precision: str) -> float:
+    """Model TFLOP/s per GPU on a training job (0 if no layout fits)."""
+    result = train_estimate(system, gpus, workload, _precision(system, precision), seq_len, global_batch_seqs)
     return result.tflops_per_gpu if result.feasible else 0.0
 
 
 @cache
-def serving_tokens_per_s_per_gpu(system: str) -> float:
-    """Output tokens/s per GPU on the reference serving job, one system, best precision (0 if infeasible)."""
-    gpus = max(systems()[system].gpus_per_system, 8)
-    result = serve_estimate(system, gpus, SERVE_REFERENCE["workload"], _best_precision(system, "nvfp4"),
-                            SERVE_REFERENCE["input_tokens"], SERVE_REFERENCE["output_tokens"],
-                            scenario=SERVE_REFERENCE["scenario"])
+def serving_tokens_per_s_per_gpu(system: str, workload: str, gpus: int, input_tokens: int, output_tokens: int,
+                                 scenario: str, precision: str) -> float:
+    """Output tokens/s per GPU on a serving job (0 if infeasible). Systems bigger than `gpus` serve on one system."""
+    used = max(gpus, systems()[system].gpus_per_system)
+    result = serve_estimate(system, used, workload, _precision(system, precision), input_tokens, output_tokens,
+                            scenario=scenario)
     return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
 
 
+def _train_ratio(system: str, job: dict) -> float:
+    args = (job["workload"], job["gpus"], job["seq_len"], job["global_batch_seqs"], job["precision"])
+    return training_tflops_per_gpu(system, *args) / training_tflops_per_gpu(BASELINE_SYSTEM, *args)
+
+
+def _serve_ratio(system: str, job: dict) -> float:
+    args = (job["workload"], job["gpus"], job["input_tokens"], job["output_tokens"], job["scenario"],
+            job["precision"])
+    return serving_tokens_per_s_per_gpu(system, *args) / serving_tokens_per_s_per_gpu(BASELINE_SYSTEM, *args)
+
+
+def value_per_gpu(system: str, jobs: dict, training_weight: float) -> float:
+    """What one GPU of `system` delivers, in HGX H100 GPUs, on a mix of the reference training job (weight
+    `training_weight`) and the serving jobs (the rest, split by their own weights)."""
+    serve_jobs = jobs["serve"]
+    total = sum(j["weight"] for j in serve_jobs)
+    serve = sum(j["weight"] * _serve_ratio(system, j) for j in serve_jobs) / total
+    return training_weight * _train_ratio(system, jobs["train"]) + (1 - training_weight) * serve
+
+
 def _round_gpus(gpus: int) -> int:
-    return 1 << (max(int(gpus), 1).bit_length() - 1)  # floor to a power of 2 for caching
+    """Floor to a power of two: few distinct sizes to cache, and sizes that data-parallel layouts divide."""
+    return 1 << (max(int(gpus), 1).bit_length() - 1)
 
 
 @cache
@@ -53,7 +72,12 @@ def _frontier_days(system: str, gpus: int, flop: float) -> float | None:
 
 
 def frontier_run_days(system: str, gpus: int, flop: float) -> float | None:
-    """Days to train `flop` on one cluster of `gpus` of `system` (None if no layout fits)."""
+    """Days to train `flop` on one cluster of `gpus` of `system` (None if no layout fits).
+
+    The cluster is floored to a power of two and the run evaluated at the nearest FLOP on a grid of quarter
+    powers of two, then scaled linearly to `flop` (within 10%), so that a few hundred evaluations serve a run."""
     if gpus <= 0:
         return None
-    return _frontier_days(system, _round_gpus(gpus), float(flop))
+    step = round(math.log2(flop) * 4) / 4
+    days = _frontier_days(system, _round_gpus(gpus), float(2.0**step))
+    return None if days is None else days * flop / 2.0**step

@@ -1,17 +1,28 @@
-"""MarketModel: one step = one calendar month (Mesa 3.5)."""
+"""MarketModel: the Mesa 3.5 model of the race, one step per calendar month.
+
+Order within a month: contracts announced this month are signed; every buyer (in a seeded random order) accrues
+budget, finishes and plans power, and orders; NVIDIA ships; every buyer takes deliveries, integrates, places GPUs
+into sites and retires old ones; labs start and finish training runs; the month's rows are collected.
+"""
 
 from __future__ import annotations
 
 import mesa
+import numpy as np
 import pandas as pd
+from mesa.agentset import AgentSet
+from mesa.datacollection import DataCollector
 
 from model.hardware.systems import SYSTEM_KEYS, systems
 from model.market import capability
-from model.market.agents import Builder, Lab
-from model.market.supplier import Supplier, month_index
+from model.market.agents import Buyer, Lab, Provider, RestOfMarket
+from model.market.calendar import date_of, month_index, year_of
+from model.market.contracts import Contract, contract_from_terms
+from model.market.supplier import Supplier
 from model.scenario.mesa_scenario import MarketScenario
 
 EVENT_COLUMNS = ["date", "agent", "event", "system", "gpus", "detail"]
+BUYER_KINDS = ("hyperscaler", "neocloud", "lab", "other")
 
 
 class MarketModel(mesa.Model):
@@ -22,127 +33,176 @@ class MarketModel(mesa.Model):
         super().__init__(scenario=scenario)
         params = scenario.resolved_params()
         self.params = params
-        self.start = params["start"]
-        self.end = params["end"]
+        self.start: str = params["start"]
+        self.end: str = params["end"]
         self.n_months = month_index(self.end, self.start) + 1
         self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())
         self.time_index = 0
+        points = params["max_campus_mw"]
+        self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
+                                        list(points.values()))
         self.events: list[dict] = []
-        self.agent_rows: list[dict] = []
-        self.market_rows: list[dict] = []
         self.supplier = Supplier(self, params["supplier"])
         kinds = params["kinds"]
-        self.builders: dict[str, Builder] = {}
-        for kind in ("hyperscaler", "neocloud", "other"):
+        self.buyers: dict[str, Buyer] = {}
+        for kind, cls in (("hyperscaler", Provider), ("neocloud", Provider), ("other", RestOfMarket)):
             for name, p in params.get(kind, {}).items():
-                self.builders[name] = Builder(self, name, kind, p, kinds[kind])
+                self.buyers[name] = cls(self, name, kind, p, kinds[kind])
         for name, p in params.get("lab", {}).items():
-            self.builders[name] = Lab(self, name, p, kinds["lab"])
-        for name, p in params.get("lab", {}).items():
-            self.builders[name].hosts = [self.builders[h] for h in p.get("hosts", [])]
-        self.contracts = sorted(params.get("contracts", []), key=lambda c: c["date"])
+            self.buyers[name] = Lab(self, name, p, kinds["lab"])
+        self.providers = [b for b in self.buyers.values() if isinstance(b, Provider)]
+        self.buyer_set = AgentSet(list(self.buyers.values()), random=self.random)
+        self.announced = sorted(params.get("contracts", []), key=lambda c: c["date"])
+        self.contracts: list[Contract] = []
+        self.datacollector = DataCollector(
+            model_reporters=self._market_reporters(),
+            tables={"agents": self.agent_columns()},
+        )
 
+    # -- construction helpers -----------------------------------------------------------------------------------
     @classmethod
     def from_params(cls, params: dict, seed: int = 0) -> MarketModel:
         """A model from an already resolved parameter tree and a seed."""
         return cls(MarketScenario(params=params, rng=seed))
 
+    def agent_columns(self) -> list[str]:
+        return (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in self.system_keys]
+                + ["h100e", "power_mw_online", "power_mw_used", "largest_cluster_gpus", "capex_usd_cumulative",
+                   "frontier_run_days"])
+
+    def _market_reporters(self) -> dict:
+        sup = self.supplier
+        reporters = {"date": lambda m: m.date_of(m.time_index),
+                     "nvidia_revenue_usd": lambda m: sup.revenue_month_usd}
+        for k in self.system_keys:
+            reporters[f"units_shipped_{k}"] = lambda m, k=k: int(sup.shipped_month[k])
+        for k in self.system_keys:
+            reporters[f"backlog_units_{k}"] = lambda m, k=k: int(sup.backlog_units(k))
+        for k in self.system_keys:
+            reporters[f"rental_usd_per_gpu_hour_{k}"] = (
+                lambda m, k=k: m.rental_usd_per_gpu_hour(k) if sup.shipping(k, m.time_index) else None)
+        return reporters
+
+    # -- time and events ----------------------------------------------------------------------------------------
+    def date_of(self, t: int) -> str:
+        return date_of(self.start, t)
+
     @property
     def current_date(self) -> str:
         """First day of the month the next step simulates (after the last step: the month after the end)."""
-        return self.start_date_of(self.time_index)
-
-    def agents_frame(self) -> pd.DataFrame:
-        """The agents table so far (DESIGN.md columns)."""
-        return pd.DataFrame(self.agent_rows)
-
-    def market_frame(self) -> pd.DataFrame:
-        """The market table so far (DESIGN.md columns)."""
-        return pd.DataFrame(self.market_rows)
-
-    def events_frame(self) -> pd.DataFrame:
-        """The events so far (DESIGN.md columns)."""
-        return pd.DataFrame(self.events, columns=EVENT_COLUMNS)
+        return self.date_of(self.time_index)
 
     @property
     def year(self) -> int:
-        y0, m0 = map(int, self.start.split("-"))
-        return y0 + (m0 - 1 + self.time_index) // 12
+        return year_of(self.start, self.time_index)
 
-    def start_date_of(self, t: int) -> str:
-        y0, m0 = map(int, self.start.split("-"))
-        m = m0 - 1 + t
-        return f"{y0 + m // 12:04d}-{m % 12 + 1:02d}-01"
+    def year_at(self, t: int) -> int:
+        return year_of(self.start, t)
 
-    def event(self, date, agent, event, system, gpus, detail=""):
-        self.events.append(
-            {"date": date, "agent": agent, "event": event, "system": system or "", "gpus": int(gpus), "detail": detail}
-        )
+    def max_campus_mw(self) -> float:
+        """Largest campus anyone can power in the current month (grid connections grow over time)."""
+        return float(self._max_campus_mw[min(max(self.time_index, 0), self.n_months - 1)])
 
-    def event_now(self, agent, event, system, gpus, detail=""):
-        self.event(self.start_date_of(self.time_index), agent, event, system, gpus, detail)
+    def add_event(self, date: str, agent: str, event: str, system: str | None, gpus: int, detail: str = "") -> None:
+        self.events.append({"date": date, "agent": agent, "event": event, "system": system or "",
+                            "gpus": int(gpus), "detail": detail})
 
-    def _sign_contracts(self) -> None:
-        ym = self.start_date_of(self.time_index)[:7]
-        for c in self.contracts:
-            if c["date"] == ym:
-                prov, lab = self.builders[c["provider"]], self.builders[c["lab"]]
-                prov.contract_backlog += c["value_usd_bn"] * 1e9
-                if isinstance(lab, Lab) and prov not in lab.hosts:
-                    lab.hosts.append(prov)
-                self.event_now(c["lab"], "contract_signed", None, 0, f"{c['provider']} ${c['value_usd_bn']}B")
+    def add_event_now(self, agent: str, event: str, system: str | None, gpus: int, detail: str = "") -> None:
+        self.add_event(self.current_date, agent, event, system, gpus, detail)
 
-    def step(self) -> None:
+    # -- market-wide quantities agents consult -------------------------------------------------------------------
+    def newest_shipping(self, t: int) -> str:
+        shipping = [k for k in self.system_keys if self.supplier.shipping(k, t)]
+        return max(shipping, key=lambda k: self.supplier.first[k])
+
+    def best_usd_per_facility_mw(self, t: int, pue: float) -> float:
+        """What a MW of facility power costs to fill with the newest shipping system (sizes power builds)."""
+        k = self.newest_shipping(t)
+        return self.supplier.price_usd(k, t) / (systems()[k].system_power_kw * pue / 1000.0)
+
+    def smallest_system_facility_mw(self, pue: float) -> float:
+        """Facility MW of the smallest system in the catalog: a site with less free power is full."""
+        return min(systems()[k].system_power_kw for k in self.system_keys) * pue / 1000.0
+
+    def named_monthly_budget_usd(self, year: int) -> float:
+        """NVIDIA-system budgets of every named buyer this month (the rest of the market is sized against it)."""
+        return sum(b.monthly_budget_usd(year) for b in self.buyers.values() if b.kind != "other")
+
+    def rental_usd_per_gpu_hour(self, k: str) -> float:
+        """Cost-recovery rental (today's system price over its amortisation at a target utilisation, plus margin
+        and power) with a scarcity premium that rises with the months of output the backlog represents."""
+        p = self.params["rental"]
+        s = systems()[k]
         t = self.time_index
+        per_gpu = self.supplier.price_usd(k, t) / s.gpus_per_system
+        capital = per_gpu / (p["amortization_years"] * 8760 * p["utilization"]) * (1 + p["margin"])
+        power = s.system_power_kw_per_gpu * p["pue"] * p["usd_per_kwh"]
+        output = max(self.supplier.shipped_month[k], 1)
+        tight = min(1.0, self.supplier.backlog_units(k) / (output * p["scarcity_backlog_months"]))
+        return (capital + power) * (1 + p["scarcity_premium"] * tight)
+
+    # -- contracts ----------------------------------------------------------------------------------------------
+    def _sign_contracts(self) -> None:
+        ym = self.current_date[:7]
+        t = self.time_index
+        while self.announced and self.announced[0]["date"] <= ym:
+            c = self.announced.pop(0)
+            if c["date"] < ym:
+                continue  # signed before the run starts: its capacity is in the starting fleets
+            system = self.newest_shipping(t)
+            start = month_index(c.get("start", c["date"]), self.start)
+            contract = contract_from_terms(c["lab"], c["provider"], t, start, c["duration_years"],
+                                           c["value_usd_bn"] * 1e9, system, self.rental_usd_per_gpu_hour(system))
+            self.sign_contract(contract, f"{c['provider']}: ${c['value_usd_bn']:g}B over {c['duration_years']:g} "
+                               "years (announced)")
+
+    def sign_contract(self, contract: Contract, detail: str) -> None:
+        self.contracts.append(contract)
+        self.buyers[contract.provider].contracts_as_provider.append(contract)
+        lab = self.buyers[contract.lab]
+        if isinstance(lab, Lab):
+            lab.contracts.append(contract)
+        self.add_event_now(contract.lab, "contract_signed", contract.system, contract.gpus, detail)
+
+    # -- the month ----------------------------------------------------------------------------------------------
+    def step(self) -> None:
         self._sign_contracts()
-        order = list(self.builders.values())
-        for i in self.rng.permutation(len(order)):  # random order each month (ties)
-            order[i].step()
+        self.buyer_set.shuffle_do("step")  # a seeded random order each month
         self.supplier.step()
-        for b in self.builders.values():
-            b.advance_deliveries(t)
+        self.buyer_set.do("advance")
         self._collect()
         self.time_index += 1
         if self.time_index >= self.n_months:
             self.running = False
 
-    def _collect(self) -> None:
-        date = self.start_date_of(self.time_index)
-        ref = self.params["reference_frontier_flop"]
-        for b in self.builders.values():
-            k, g = b.accessible_cluster() if isinstance(b, Lab) else b.largest_cluster()
-            row = {"date": date, "agent": b.name, "kind": b.kind, "gpus_online": int(sum(b.online.values()))}
-            for key in self.system_keys:
-                row[f"gpus_online_{key}"] = int(b.online[key])
-            row.update(
-                h100e=b.h100e(),
-                power_mw_online=b.power_online,
-                power_mw_used=b.mw_used(),
-                largest_cluster_gpus=int(g),
-                capex_usd_cumulative=b.capex,
-                frontier_run_days=capability.frontier_run_days(k, g, ref) if k else None,
-            )
-            self.agent_rows.append(row)
-        sup = self.supplier
-        mrow = {"date": date, "nvidia_revenue_usd": sup.revenue_month}
-        for key in self.system_keys:
-            mrow[f"units_shipped_{key}"] = int(sup.shipped_month[key])
-        for key in self.system_keys:
-            mrow[f"backlog_units_{key}"] = sup.backlog(key)
-        for key in self.system_keys:
-            mrow[f"rental_usd_per_gpu_hour_{key}"] = self.rental(key) if sup.available(key, self.time_index) else None
-        self.market_rows.append(mrow)
-
-    def rental(self, key: str) -> float:
-        """Cost-recovery rental plus a scarcity premium when backlog exceeds months of output (documented rule)."""
-        p = self.params["rental"]
-        s = systems()[key]
-        sup = self.supplier
-        per_gpu = sup.price(key, self.time_index) / s.gpus_per_system
-        base = per_gpu / (p["amortization_years"] * 8760 * p["utilization"]) * (1 + p["margin"])
-        out = max(sup.shipped_month[key], 1)
-        return base * (1 + p["scarcity_premium"] * min(1.0, sup.backlog(key) / (out * p["scarcity_backlog_months"])))
-
     def run(self) -> None:
         while self.running:
             self.step()
+
+    # -- tables -------------------------------------------------------------------------------------------------
+    def _collect(self) -> None:
+        date = self.current_date
+        ref = self.params["reference_frontier_flop"]
+        for b in self.buyers.values():
+            online = b.gpus_online()
+            k, g = b.accessible_cluster()
+            row = {"date": date, "agent": b.name, "kind": b.kind, "gpus_online": int(sum(online.values()))}
+            row.update({f"gpus_online_{key}": int(online[key]) for key in self.system_keys})
+            row.update(h100e=b.h100e(), power_mw_online=b.power_online_mw(), power_mw_used=b.power_used_mw(),
+                       largest_cluster_gpus=int(g), capex_usd_cumulative=b.capex_usd,
+                       frontier_run_days=capability.frontier_run_days(k, g, ref) if k else None)
+            self.datacollector.add_table_row("agents", row)
+        self.datacollector.collect(self)
+
+    def agents_frame(self) -> pd.DataFrame:
+        """The agents table so far (DESIGN.md columns)."""
+        df = self.datacollector.get_table_dataframe("agents")
+        return df.astype({"frontier_run_days": float}) if len(df) else df
+
+    def market_frame(self) -> pd.DataFrame:
+        """The market table so far (DESIGN.md columns)."""
+        return self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+
+    def events_frame(self) -> pd.DataFrame:
+        """The events so far (DESIGN.md columns)."""
+        return pd.DataFrame(self.events, columns=EVENT_COLUMNS)

@@ -1,111 +1,204 @@
-"""NVIDIA: roadmap with slips, ramp, shared CoWoS capacity, an order book allocated by water-filling, prices."""
+"""NVIDIA as an agent: a roadmap that can slip, a production ramp, shared CoWoS and HBM capacity, an order book
+allocated pro rata, launch-premium pricing and revenue booked on shipment.
+
+Allocation policy (documented because it decides who gets scarce early units): each month a system's output is
+split across its open orders in proportion to (units still outstanding)^`order_size_exponent` — above 1, NVIDIA
+favours its largest customers when output is scarce — one open order per buyer and system (new orders add to it),
+whole systems by largest remainder, ties broken by the model's seeded generator. Capacity is
+split across systems in proportion to the wafers (and HBM) their backlogs need, each system capped by its ramp.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mesa
 import numpy as np
 
-from model.hardware.systems import systems
+from model.hardware.systems import System, systems
+from model.market.calendar import date_of, month_index
+
+if TYPE_CHECKING:
+    from model.market.agents import Buyer
 
 
-def month_index(ym: str, start: str) -> int:
-    y, m = map(int, ym.split("-")[:2])
-    y0, m0 = map(int, start.split("-")[:2])
-    return (y - y0) * 12 + (m - m0)
+@dataclass
+class Order:
+    """A buyer's open order for one system: units still to ship and what they will cost (priced when ordered)."""
+
+    buyer: Buyer
+    system: str
+    units_outstanding: int
+    usd_outstanding: float
+
+
+def _anchored_series(points: dict[str, float], start: str, n_months: int, growth_multiplier: float) -> np.ndarray:
+    """Monthly values interpolated between dated anchors; growth beyond the first anchor scaled by a multiplier."""
+    xs = [month_index(d, start) for d in points]
+    values = np.asarray(list(points.values()), dtype=float)
+    sourced = np.interp(np.arange(n_months), xs, values)
+    return values[0] + (sourced - values[0]) * growth_multiplier
 
 
 class Supplier(mesa.Agent):
+    """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits."""
+
     def __init__(self, model, params: dict):
         super().__init__(model)
+        self.name = "nvidia"
         self.p = params
+        catalog = systems()
         self.keys = list(model.system_keys)
-        cat = systems()
-        self.first = {}
-        self.volume = {}
+        self.first: dict[str, int] = {}
+        self.volume: dict[str, int] = {}
         for k in self.keys:
-            delay = int(params.get("delay_months", {}).get(k, 0))  # scenario input, e.g. a Rubin delay
-            f = month_index(cat[k].first_shipment, model.start) + delay
-            v = month_index(cat[k].volume, model.start) + delay
+            delay = int(params["delay_months"].get(k, 0))  # scenario input, e.g. a Rubin delay
+            first = month_index(catalog[k].first_shipment, model.start) + delay
+            # a ramp that slips (first racks on time, volume late), e.g. GB200's rack problems in early 2025
+            volume = month_index(catalog[k].volume, model.start) + delay + int(
+                params.get("volume_delay_months", {}).get(k, 0))
             slip = 0
-            if cat[k].status != "dropped" and cat[k].first_shipment >= params["slip_after"]:
+            if catalog[k].status != "dropped" and catalog[k].first_shipment >= params["slip_after"]:
                 slip = int(model.rng.choice(params["slip_months"], p=params["slip_probs"]))
                 if slip:
-                    model.event(model.start_date_of(f), "nvidia", "roadmap_slip", k, 0, f"{slip} months")
-            self.first[k] = f + slip
-            self.volume[k] = max(v + slip, f + slip + 1)
-        self.orders: dict[str, list[list]] = {k: [] for k in self.keys}  # [buyer, units_outstanding]
-        self.shipped_month = dict.fromkeys(self.keys, 0)
+                    model.add_event(date_of(model.start, max(first, 0)), self.name, "roadmap_slip", k, 0,
+                                    f"{slip} months")
+            self.first[k] = first + slip
+            self.volume[k] = max(volume + slip, first + slip + 1)
+        growth = params["supply_growth_multiplier"]
+        self.wafers_per_month = _anchored_series(params["cowos_wafers_per_month"], model.start, model.n_months, growth)
+        self.hbm_tb_per_month = _anchored_series(params["hbm_tb_per_month"], model.start, model.n_months, growth)
+        self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
+        self.orders: dict[str, dict[str, Order]] = {k: {} for k in self.keys}
+        self.shipped_month = dict.fromkeys(self.keys, 0)  # units (systems) shipped this month
         self.units_shipped_total = dict.fromkeys(self.keys, 0)
-        self.revenue_month = 0.0
+        self.units_ordered_total = dict.fromkeys(self.keys, 0)
+        self.revenue_month_usd = 0.0
+        self.revenue_total_usd = 0.0
 
-    def available(self, k: str, t: int) -> bool:
+    # -- what buyers see ------------------------------------------------------------------------------------------
+    def orderable(self, k: str, t: int, lookahead_months: int) -> bool:
+        """Shipping now, or first shipment within the buyer's planning lookahead (pre-orders)."""
+        return systems()[k].status != "dropped" and self.first[k] - t <= lookahead_months
+
+    def shipping(self, k: str, t: int) -> bool:
         return systems()[k].status != "dropped" and t >= self.first[k]
 
-    def price(self, k: str, t: int) -> float:
+    def price_usd(self, k: str, t: int) -> float:
+        """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low."""
         s = systems()[k]
         age = max(0, t - self.first[k])
         premium = self.p["launch_premium"] * np.exp(-age / self.p["premium_decay_months"])
-        return max(s.price_usd_low, s.price_usd_mid * (1 + premium) * (1 - self.p["price_decline_per_year"] * age / 12))
+        decline = 1 - self.p["price_decline_per_year"] * age / 12
+        return max(s.price_usd_low, s.price_usd_mid * (1 + premium) * decline)
 
-    def backlog(self, k: str) -> int:
-        return int(sum(o[1] for o in self.orders[k]))
+    def backlog_units(self, k: str) -> int:
+        return sum(o.units_outstanding for o in self.orders[k].values())
 
-    def expected_wait_months(self, k: str, t: int) -> float:
-        """Months until a new order could ship: time to first shipment plus the backlog ahead at half of capacity."""
+    def ramp_fraction(self, k: str, t: int) -> float:
+        """Share of total capacity a system may use: geometric from first shipment to 1 at volume."""
+        if t < self.first[k]:
+            return 0.0
+        if t >= self.volume[k]:
+            return 1.0
+        f0 = self.p["ramp_first_month_fraction"]
+        return f0 ** (1 - (t - self.first[k]) / (self.volume[k] - self.first[k]))
+
+    def capacity_gpus(self, k: str, t: int) -> float:
+        """GPUs of system k the whole capacity could make in month t (CoWoS and HBM bound, before sharing)."""
         s = systems()[k]
-        wafers_needed = self.backlog(k) * s.gpus_per_system / self.p["gpus_per_wafer"][k]
-        return max(0, self.first[k] - t) + wafers_needed / (0.5 * self.wafers_per_month(t))
+        t = min(max(t, 0), len(self.wafers_per_month) - 1)
+        by_wafers = self.wafers_per_month[t] * self.p["gpus_per_wafer"][k]
+        by_hbm = self.hbm_tb_per_month[t] * 1000.0 / s.hbm_gb
+        return min(by_wafers, by_hbm)
 
-    def place_order(self, buyer, k: str, units: int) -> None:
-        if units > 0:
-            self.orders[k].append([buyer, int(units)])
+    def _cumulative_expected_output(self, k: str) -> np.ndarray:
+        """Cumulative GPUs of system k buyers expect NVIDIA to make, month by month: its ramp-capped capacity
+        times the share of capacity a system is expected to get (`expected_share_of_capacity`)."""
+        share = self.p["expected_share_of_capacity"]
+        monthly = [share * self.ramp_fraction(k, m) * self.capacity_gpus(k, m) for m in range(self.model.n_months)]
+        return np.cumsum(monthly)
 
-    def wafers_per_month(self, t: int) -> float:
-        pts = self.p["cowos_wafers_per_month"]
-        xs = [month_index(d, self.model.start) for d in pts]
-        values = list(pts.values())
-        sourced = float(np.interp(t, xs, values))
-        return values[0] + (sourced - values[0]) * self.p.get("supply_growth_multiplier", 1.0)
+    def expected_wait_months(self, k: str, t: int, extra_units: int = 0) -> float:
+        """Months until a new order would be filled: the orders ahead (the backlog) must be made first, at the
+        output buyers expect along the system's ramp; before first shipment the wait runs from then."""
+        cum = self._cum_output_gpus[k]
+        start = min(max(t, self.first[k]), len(cum) - 1)
+        made_before = cum[start - 1] if start > 0 else 0.0
+        queue = (self.backlog_units(k) + extra_units) * systems()[k].gpus_per_system
+        done = int(np.searchsorted(cum, made_before + queue))
+        if done >= len(cum):  # beyond the horizon: continue at the last month's rate
+            rate = max(cum[-1] - cum[-2], 1.0)
+            return len(cum) - t + (made_before + queue - cum[-1]) / rate
+        return max(0, done - t) if queue > 0 else max(0, self.first[k] - t)
 
+    # -- orders -----------------------------------------------------------------------------------------------
+    def place_order(self, buyer: Buyer, k: str, units: int, unit_price_usd: float) -> None:
+        if units <= 0:
+            return
+        order = self.orders[k].get(buyer.name)
+        if order is None:
+            order = self.orders[k][buyer.name] = Order(buyer, k, 0, 0.0)
+        order.units_outstanding += units
+        order.usd_outstanding += units * unit_price_usd
+        self.units_ordered_total[k] += units
+
+    # -- the monthly step -------------------------------------------------------------------------------------
     def step(self) -> None:
         t = self.model.time_index
-        cat = systems()
-        wafers = self.wafers_per_month(t)
-        # capacity each system could use: ramp from first shipment to volume
-        want = {}
+        catalog = systems()
+        ti = min(t, len(self.wafers_per_month) - 1)
+        want_gpus: dict[str, float] = {}
         for k in self.keys:
-            if not self.available(k, t) or not self.orders[k]:
-                continue
-            ramp = min(1.0, (t - self.first[k] + 1) / (self.volume[k] - self.first[k] + 1))
-            gpus_per_wafer = self.p["gpus_per_wafer"][k]
-            need = self.backlog(k) * cat[k].gpus_per_system / gpus_per_wafer
-            want[k] = (min(need, ramp * wafers), gpus_per_wafer)
-        total = sum(w for w, _ in want.values())
-        scale = min(1.0, wafers / total) if total > 0 else 0.0
-        self.revenue_month = 0.0
+            if self.orders[k] and self.shipping(k, t):
+                s = catalog[k]
+                want_gpus[k] = min(self.backlog_units(k) * s.gpus_per_system,
+                                   self.ramp_fraction(k, t) * self.capacity_gpus(k, t))
+        wafers = sum(g / self.p["gpus_per_wafer"][k] for k, g in want_gpus.items())
+        hbm_tb = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in want_gpus.items())
+        scale = min(1.0, self.wafers_per_month[ti] / wafers if wafers else 1.0,
+                    self.hbm_tb_per_month[ti] / hbm_tb if hbm_tb else 1.0)
+        self.revenue_month_usd = 0.0
         for k in self.keys:
             self.shipped_month[k] = 0
-            if k not in want:
-                continue
-            w, gpw = want[k]
-            units = int(w * scale * gpw // cat[k].gpus_per_system)
-            self._allocate(k, units, t)
-        self.revenue_month *= 1 + self.p["attach_revenue_fraction"]
+            if k in want_gpus:
+                self._allocate(catalog[k], int(want_gpus[k] * scale // catalog[k].gpus_per_system), t)
+        self.revenue_month_usd *= 1 + self.p["attach_revenue_fraction"]
+        self.revenue_total_usd += self.revenue_month_usd
 
-    def _allocate(self, k: str, units: int, t: int) -> None:
-        """Water-filling: every order gets an equal share; small orders fill first, leftovers go to the rest."""
-        price = self.price(k, t)
-        orders = self.orders[k]
-        while units > 0 and orders:
-            share = max(1, units // len(orders))
-            for o in list(orders):
-                give = min(share, o[1], units)
-                if give <= 0:
-                    continue
-                o[1] -= give
-                units -= give
-                self.shipped_month[k] += give
-                self.units_shipped_total[k] += give
-                self.revenue_month += give * price
-                o[0].receive(k, give, t)
-            self.orders[k] = orders = [o for o in orders if o[1] > 0]
+    def _allocate(self, s: System, units: int, t: int) -> None:
+        """Pro rata by units outstanding^exponent, capped at each order, whole systems by largest remainder."""
+        orders = list(self.orders[s.key].values())
+        outstanding = np.array([o.units_outstanding for o in orders], dtype=float)
+        units = min(units, int(outstanding.sum()))
+        if units <= 0:
+            return
+        weight = outstanding ** self.p["order_size_exponent"]
+        exact = np.zeros_like(outstanding)
+        open_ = np.ones(len(orders), dtype=bool)
+        left_exact = float(units)
+        while left_exact > 1e-9 and open_.any():  # water-fill: shares above an order's size go to the others
+            share = np.where(open_, weight, 0.0)
+            add = left_exact * share / share.sum()
+            exact = np.minimum(exact + add, outstanding)
+            left_exact = units - exact.sum()
+            open_ = exact < outstanding - 1e-9
+        give = np.floor(exact + 1e-9).astype(int)
+        left = units - int(give.sum())
+        if left:
+            remainder = np.where(give < outstanding, exact - give, -1.0) + self.model.rng.random(len(orders)) * 1e-9
+            give[np.argsort(-remainder)[:left]] += 1
+        for order, n in zip(orders, give, strict=True):
+            n = int(min(n, order.units_outstanding))
+            if n <= 0:
+                continue
+            paid = order.usd_outstanding * n / order.units_outstanding
+            order.units_outstanding -= n
+            order.usd_outstanding -= paid
+            self.shipped_month[s.key] += n
+            self.units_shipped_total[s.key] += n
+            self.revenue_month_usd += paid
+            order.buyer.receive(s.key, n, paid, t)
+            if order.units_outstanding == 0:
+                del self.orders[s.key][order.buyer.name]

@@ -394,24 +394,42 @@ def train_batch(csv_path: str | Path) -> list[dict]:
 
 # -- the market's question -------------------------------------------------------------------------------------------
 FRONTIER_SEQ_LEN = 8192
-FRONTIER_BATCH_TOKENS = 16 * 1024 * 1024
+FRONTIER_MIN_BATCH_TOKENS = 16 * 1024 * 1024  # Llama 3 405B's 16M-token batches (arXiv 2407.21783)
+# Compute-optimal batch size grows with compute: B_opt = 0.2920 * C^0.3271 tokens (DeepSeek LLM scaling laws,
+# https://arxiv.org/abs/2401.02954, section 3.1).
+BATCH_COEFF, BATCH_EXPONENT = 0.2920, 0.3271
+
+
+def frontier_batch_seqs(flop: float) -> int:
+    """Global batch in sequences for a run of `flop`: the compute-optimal batch, at least 16M tokens, as a power
+    of two in sequences so that data-parallel layouts divide it."""
+    tokens = max(FRONTIER_MIN_BATCH_TOKENS, BATCH_COEFF * flop**BATCH_EXPONENT)
+    return 1 << int(math.log2(tokens / FRONTIER_SEQ_LEN))
 
 
 @lru_cache(maxsize=4096)
 def frontier_run_days(system: str, gpus: int, flop: float, precision: str = "fp8") -> float | None:
     """Days to train a compute-optimal dense model of `flop` total model FLOPs (N = sqrt(FLOP/120), 20 N tokens,
-    seq 8192, ~16M-token batches) on this cluster, goodput included; None if no layout fits."""
+    seq 8192, compute-optimal batches) on a cluster of `gpus`, goodput included; None if no layout fits.
+
+    A lab need not use every GPU of the cluster: when failures or the batch limit make the whole cluster slower
+    than part of it, the best of the cluster, a half and a quarter of it is taken."""
     params = math.sqrt(flop / 120.0)
     w = custom_workload(f"frontier-{params / 1e9:.0f}b", params_b=params / 1e9)
-    gbs = FRONTIER_BATCH_TOKENS // FRONTIER_SEQ_LEN
+    gbs = frontier_batch_seqs(flop)
     s = get_system(system)
     if s.dense_tflops(precision) is None:
         precision = "fp8"
-    result = train_estimate(system, gpus, w, precision, FRONTIER_SEQ_LEN, gbs)
-    if not result.feasible:
-        return None
     tokens = flop / w.flops_per_token(FRONTIER_SEQ_LEN)
-    return tokens / result.tokens_per_s / result.goodput_fraction / 86400.0
+    best = None
+    for used in (gpus, gpus // 2, gpus // 4):
+        if used < s.gpus_per_system:
+            continue
+        result = train_estimate(system, used, w, precision, FRONTIER_SEQ_LEN, gbs)
+        if result.feasible:
+            days = tokens / result.tokens_per_s / result.goodput_fraction / 86400.0
+            best = days if best is None else min(best, days)
+    return best
 
 
 # -- calibration data -------------------------------------------------------------------------------------------------
