@@ -200,7 +200,7 @@ def write_csv(path: Path, df: pd.DataFrame) -> Path:
     for col in out.columns:  # ISO dates in CSVs, as in the result tables
         if pd.api.types.is_datetime64_any_dtype(out[col]):
             out[col] = out[col].dt.strftime("%Y-%m-%d")
-    _atomic(path, lambda p: out.to_csv(p, index=False, float_format="%.10g"))
+    _atomic(path, lambda p: out.to_csv(p, index=False))
     return path
 
 
