@@ -99,12 +99,12 @@ def date_axis(ax) -> None:
     """
     lo, hi = (pd.Timestamp(mdates.num2date(v)).tz_localize(None) for v in ax.get_xlim())
     months = (hi.year - lo.year) * 12 + hi.month - lo.month
-    if months >= 30:
+    if months >= 48:
         step = 1 if months <= 12 * 12 else 2
         ticks = [pd.Timestamp(year=y, month=1, day=1) for y in range(lo.year, hi.year + 2) if (y - lo.year) % step == 0]
         fmt = "%Y"
     else:
-        every = 1 if months <= 8 else 3 if months <= 20 else 6
+        every = 1 if months <= 8 else 3 if months <= 20 else 6  # 6-monthly up to four years
         first = pd.Timestamp(year=lo.year, month=1, day=1)
         ticks = [d for d in pd.date_range(first, hi + pd.DateOffset(months=1), freq="MS") if (d.month - 1) % every == 0]
         fmt = "%Y-%m"
