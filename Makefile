@@ -35,6 +35,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/airace catalog
 	$(VENV)/bin/airace run scenarios/baseline.toml --out results/baseline
+	$(VENV)/bin/airace report results/baseline --out results/baseline/figures
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -137,6 +137,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
+# -- report ----------------------------------------------------------------------------------------------------
+def _cmd_report(args: argparse.Namespace) -> int:
+    from analysis.report import run
+
+    return run(args)
+
+
 def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -200,6 +207,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a scenario value by dotted path; repeatable")
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
     r.set_defaults(func=_cmd_run)
+
+    rep = sub.add_parser("report", help="figures (PNG, SVG, CSV) and report.md from result and sweep folders",
+                         description="Draw capacity, generations, race timeline, frontier-run days, market, "
+                         "comparison (two or more inputs) and sensitivity (sweeps with sampled parameters) figures, "
+                         "each as PNG + SVG with the CSV behind it, and write report.md with a summary table.",
+                         epilog="Examples:\n  airace report results/baseline --out results/baseline/figures\n"
+                         "  airace report results/baseline results/slow_vr --out results/compare\n"
+                         "  airace report results/sweep --out results/sweep/figures --log",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    rep.add_argument("results", nargs="+", metavar="RESULTS",
+                     help="result folders (airace run) and/or sweep folders (airace sweep)")
+    rep.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md")
+    rep.add_argument("--log", action="store_true", help="log-scale H100e axis in the capacity figure")
+    rep.add_argument("--revenue-year", type=int, metavar="YYYY",
+                     help="calendar year of the sensitivity's revenue outcome (default 2027 if simulated)")
+    rep.set_defaults(func=_cmd_report)
     return parser
 
 
