@@ -125,7 +125,7 @@ def screenshot(out: Path, scenario: str | Path, months: int, seed: int = 0, widt
     with Image.open(raw) as image:
         small = image.convert("RGB")
         small = small.resize((width_px, round(small.height * width_px / small.width)), Image.LANCZOS)
-        small.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(out, optimize=True)
+        small.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(out, optimize=True)
     raw.unlink()
     out.with_suffix(".server.log").unlink(missing_ok=True)
     return out
