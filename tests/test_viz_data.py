@@ -209,8 +209,8 @@ def test_launcher_command_and_environment(tmp_path):
     assert {"--production", "--no-open", "--no-check-version"} <= set(cmd)
     assert cmd[cmd.index("--port") + 1] == "8765" and cmd[cmd.index("--host") + 1] == "127.0.0.1"
     env = launch.environment(BASELINE, 3)
-    assert env[controls.ENV_SCENARIO].endswith("/scenarios/baseline.toml") and env[controls.ENV_SCENARIO][0] == "/"
-    assert env[controls.ENV_SEED] == "3" and env["SOLARA_TELEMETRY_MIXPANEL_ENABLE"] == "False"
+    assert env[launch.ENV_SCENARIO].endswith("/scenarios/baseline.toml") and env[launch.ENV_SCENARIO][0] == "/"
+    assert env[launch.ENV_SEED] == "3" and env["SOLARA_TELEMETRY_MIXPANEL_ENABLE"] == "False"
     assert launch.missing_packages() == []
 
 
@@ -235,6 +235,17 @@ def test_cli_viz_bad_scenario_exits_2_with_one_line(tmp_path):
 def test_app_page_has_month_card_six_charts_and_events():
     from model.viz import app
 
-    names = [c.__name__ if hasattr(c, "__name__") else str(c) for c in app.COMPONENTS]
-    assert len(app.COMPONENTS) == 8 and "MonthCard" in str(names[0]) and "EventsTable" in str(names[-1])
+    assert len(app.COMPONENTS) == 2 + len(charts.CHARTS)
+    assert app.COMPONENTS[0] is app.MonthCard and app.COMPONENTS[-1] is app.EventsTable
     assert controls.scenario_from_env().name == "baseline.toml"
+
+
+def test_last_month_finishes_the_page():
+    model = controls.build_model(BASELINE, seed=1)
+    model.run()
+    snap = data.cached_snapshot(model)
+    assert snap.finished and snap.month == "2030-12" and not model.running
+    assert len(data.event_rows(snap.events, snap.month)) == len(snap.events)  # nothing dated after the end
+    for name in charts.CHARTS:
+        assert charts.chart_png(model, name).startswith(b"\x89PNG")
+    assert charts.live_chart(model, "largest_cluster").axes[0].get_title().endswith("2030-12")

@@ -19,9 +19,8 @@ from mesa.visualization import Slider
 from model.errors import InputError
 from model.scenario import load_scenario_dict
 from model.scenario.mesa_scenario import DEFAULT_SCENARIO_FILE, MarketScenario, knob_value
+from model.viz.launch import ENV_SCENARIO, ENV_SEED
 
-ENV_SCENARIO = "AIRACE_VIZ_SCENARIO"
-ENV_SEED = "AIRACE_VIZ_SEED"
 SEED_MAX = 99
 
 

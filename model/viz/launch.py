@@ -17,8 +17,9 @@ from pathlib import Path
 
 from model.errors import InputError
 from model.scenario import load_scenario_dict
-from model.viz.controls import ENV_SCENARIO, ENV_SEED
 
+ENV_SCENARIO = "AIRACE_VIZ_SCENARIO"  # read by model.viz.controls in the server process
+ENV_SEED = "AIRACE_VIZ_SEED"
 APP_PATH = Path(__file__).with_name("app.py")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
