@@ -249,3 +249,24 @@ def test_last_month_finishes_the_page():
     for name in charts.CHARTS:
         assert charts.chart_png(model, name).startswith(b"\x89PNG")
     assert charts.live_chart(model, "largest_cluster").axes[0].get_title().endswith("2030-12")
+
+
+def test_snapshots_stay_consistent_while_another_thread_steps():
+    """SolaraViz's "Use Threads" steps the model while the page reads it: every snapshot must be whole months."""
+    import threading
+
+    model = controls.build_model(BASELINE, seed=2)
+    n_agents = len(load_scenario_dict(BASELINE)["kinds"])  # at least one agent per kind
+    runner = threading.Thread(target=model.run)
+    runner.start()
+    seen = set()
+    while runner.is_alive() or not seen:
+        snap = data.snapshot_of(model)
+        seen.add(snap.months_done)
+        assert len(snap.market) == snap.months_done
+        if snap.months_done:
+            per_month = snap.agents.groupby("date").size()
+            assert len(per_month) == snap.months_done and per_month.nunique() == 1 and per_month.iloc[0] >= n_agents
+            assert snap.agents["date"].astype(str).str[:7].max() == snap.month
+    runner.join()
+    assert data.snapshot_of(model).months_done == 84 and len(seen) > 1

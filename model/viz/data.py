@@ -8,6 +8,7 @@ chart.
 
 from __future__ import annotations
 
+import time
 import weakref
 from dataclasses import dataclass
 
@@ -49,19 +50,40 @@ def add_months(month: str, n: int) -> str:
     return f"{year + m // 12:04d}-{m % 12 + 1:02d}"
 
 
-def snapshot_of(model) -> Snapshot:
-    """The model's tables so far, as a `Snapshot`."""
-    months_done = int(model.time_index)
-    start = add_months(str(model.current_date)[:7], -months_done)
-    return Snapshot(
-        agents=model.agents_frame(),
-        market=model.market_frame(),
-        events=model.events_frame(),
-        months_done=months_done,
-        n_months=int(model.n_months),
-        start_month=start,
-        end_month=add_months(start, int(model.n_months) - 1),
-    )
+def _up_to(frame: pd.DataFrame, month: str) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    return frame[frame["date"].astype(str).str[:7] <= month].reset_index(drop=True)
+
+
+def snapshot_of(model, attempts: int = 100) -> Snapshot:
+    """The model's tables so far, as a `Snapshot`.
+
+    SolaraViz may step the model in another thread while the page renders ("Use Threads"), so the month is noted
+    first, rows of a month still being written are dropped, and a read that races a write is retried.
+    """
+    for _ in range(attempts):
+        months_done = int(model.time_index)
+        current = str(model.current_date)[:7]
+        if int(model.time_index) != months_done:
+            continue
+        try:
+            agents, market, events = model.agents_frame(), model.market_frame(), model.events_frame()
+        except (ValueError, IndexError, RuntimeError):  # a table grew while pandas read it
+            time.sleep(0.002)
+            continue
+        start = add_months(current, -months_done)
+        last = add_months(start, months_done - 1)
+        return Snapshot(
+            agents=_up_to(agents, last),
+            market=_up_to(market, last),
+            events=events,
+            months_done=months_done,
+            n_months=int(model.n_months),
+            start_month=start,
+            end_month=add_months(start, int(model.n_months) - 1),
+        )
+    raise RuntimeError(f"could not read the model's tables consistently in {attempts} attempts")
 
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
