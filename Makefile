@@ -44,5 +44,12 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+.PHONY: viz viz-screenshot
+viz: $(STAMP)
+	$(VENV)/bin/airace viz scenarios/baseline.toml
+
+viz-screenshot: $(STAMP)
+	$(PY) -m model.viz.browser docs/viz.png
+
 clean:
 	rm -rf $(VENV) results

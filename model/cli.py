@@ -144,6 +144,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# -- viz -------------------------------------------------------------------------------------------------------
+def _cmd_viz(args: argparse.Namespace) -> int:
+    from model.viz import launch
+
+    missing = launch.missing_packages()
+    if missing:
+        print("airace: error: the browser app needs " + ", ".join(missing)
+              + "; install the viz extra: pip install -e '.[viz]'", file=sys.stderr)
+        return EXIT_ERROR
+    from model.scenario.mesa_scenario import DEFAULT_SCENARIO_FILE
+
+    scenario = args.scenario or DEFAULT_SCENARIO_FILE
+    return launch.serve(scenario, host=args.host, port=args.port, seed=args.seed)
+
+
 def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -223,6 +238,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--revenue-year", type=int, metavar="YYYY",
                      help="calendar year of the sensitivity's revenue outcome (default 2027 if simulated)")
     rep.set_defaults(func=_cmd_report)
+
+    v = sub.add_parser("viz", help="explore a scenario live in the browser (Mesa SolaraViz)",
+                       description="Start the browser app on localhost: step, play and reset the race month by "
+                       "month, move the scenario knobs (Vera Rubin delay, supply growth, capex per kind, power lead "
+                       "time, seed) and watch compute, clusters, NVIDIA revenue, rental prices and events. Works "
+                       "offline. Sliders take effect on Reset. Ctrl-C stops the server.",
+                       epilog="Examples:\n  airace viz\n  airace viz scenarios/baseline.toml --port 8766\n  "
+                       "airace viz scenarios/baseline.toml --host 0.0.0.0 --seed 3",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    v.add_argument("scenario", nargs="?", help="scenario file (default: the repository's scenarios/baseline.toml)")
+    v.add_argument("--port", type=_positive_int, default=8765, help="port to listen on (default 8765)")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    v.add_argument("--seed", type=int, default=0, help="initial random seed (default 0; the app has a slider too)")
+    v.set_defaults(func=_cmd_viz)
     return parser
 
 
