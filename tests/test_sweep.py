@@ -293,7 +293,7 @@ def test_bad_arguments_exit_2(tmp_path, capsys, args, expected):
     (["--set", "supplier.supply_growth_multiplier=2"], "--set supplier.supply_growth_multiplier: this parameter "
      "is sampled by"),
     (["--set", "supplier.supply_growht_multiplier=2"], "did you mean 'supply_growth_multiplier'"),
-    (["--scheduler", "nonsense://x"], "--scheduler 'nonsense://x': cannot connect"),
+    (["--scheduler", "nonsense://x"], "--scheduler 'nonsense://x': not a Dask address"),
 ])
 def test_bad_values_exit_2_with_one_line(tmp_path, capsys, args, expected):
     scenario = scenario_file(tmp_path)
@@ -313,3 +313,53 @@ def test_progress_bar_on_stderr_and_quiet(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
     assert math.isfinite(read(tmp_path / "b", "runs")["wall_time_s"].sum())
+
+
+def slow_run(params: dict, seed: int):
+    """The real run, slowed down so that a sweep can be stopped half-way."""
+    import time
+
+    time.sleep(0.3)
+    return run_params(params, seed)
+
+
+CHILD = """
+import signal, sys
+sys.path.insert(0, sys.argv[1])
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import model.sweep, test_sweep
+real = model.sweep.run_sweep
+model.sweep.run_sweep = lambda *a, **k: real(*a, **{**k, "runner": test_sweep.slow_run})
+from model.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_sweep_stopped_by_sigterm_resumes_to_the_same_tables(sweeps, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "stopped"
+    args = ["sweep", str(sweeps["scenario"]), "--runs", str(RUNS), "--seed", str(BASE_SEED), "--workers", "2",
+            "--out", str(out), "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(__file__).parent), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list((out / "runs").glob("run_*"))) < 4 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and stderr.strip().endswith("airace: interrupted"), stderr
+    finished = sorted(p.name for p in (out / "runs").iterdir())
+    assert 4 <= len(finished) < RUNS and all(name.startswith("run_") for name in finished)  # no temp folders
+    assert json.loads((out / "sweep.json").read_text())["finished"] is None
+    recorded = read(out, "runs")
+    assert (recorded["status"] == "ok").all() and len(recorded) <= len(finished)
+    before = {name: (out / "runs" / name / "manifest.json").stat().st_mtime_ns for name in finished}
+
+    run_sweep(sweeps["scenario"], RUNS, out=out, base_seed=BASE_SEED, workers=2, resume=True)
+    assert all((out / "runs" / n / "manifest.json").stat().st_mtime_ns == t for n, t in before.items())
+    for name in ("agents", "market", "events"):
+        pd.testing.assert_frame_equal(read(out, name), read(sweeps["local"], name))
