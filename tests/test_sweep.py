@@ -293,6 +293,7 @@ def test_bad_arguments_exit_2(tmp_path, capsys, args, expected):
     (["--set", "supplier.supply_growth_multiplier=2"], "--set supplier.supply_growth_multiplier: this parameter "
      "is sampled by"),
     (["--set", "supplier.supply_growht_multiplier=2"], "did you mean 'supply_growth_multiplier'"),
+    (["--seed", "-1"], "--seed -1: expected a whole number >= 0"),
     (["--scheduler", "nonsense://x"], "--scheduler 'nonsense://x': not a Dask address"),
 ])
 def test_bad_values_exit_2_with_one_line(tmp_path, capsys, args, expected):

@@ -221,6 +221,8 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
 
     Execution: `executor` if given (left open), else dask.distributed at `scheduler`, else a local process pool of
     `workers` (default: all cores). `runner(params, seed) -> Results` replaces `model.market.run_params` (tests).
+    The local pool starts its workers from a fork server, so a script calling this needs the usual
+    `if __name__ == "__main__":` guard (notebooks and `python -c` need nothing).
     """
     from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
 
@@ -231,6 +233,8 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         raise InputError(f"--runs {runs!r}: expected a positive whole number")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise InputError(f"--workers {workers!r}: expected a positive whole number")
+    if isinstance(base_seed, bool) or not isinstance(base_seed, int) or base_seed < 0:
+        raise InputError(f"--seed {base_seed!r}: expected a whole number >= 0 (run i uses seed BASE+i)")
     if scheduler is not None and workers is not None:
         raise InputError("--workers and --scheduler: give one (Dask workers are started with `dask worker`)")
     params = apply_overrides(load_scenario_dict(path), list(overrides))
