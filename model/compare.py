@@ -51,9 +51,13 @@ def load_source(path: Path | str) -> Source:
     d = Path(path)
     if (d / "sweep.json").is_file() and (d / "runs.parquet").is_file():
         missing = [n for n in ("agents", "market", "events") if not (d / f"{n}.parquet").is_file()]
-        if missing:
-            raise InputError(f"{d}: sweep folder without its combined {', '.join(missing)} table(s) (the sweep did "
-                             "not finish); finish it with `airace sweep ... --resume`")
+        try:
+            finished = json.loads((d / "sweep.json").read_text()).get("finished")
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"{d / 'sweep.json'}: unreadable ({exc})") from None
+        if missing or not finished:
+            raise InputError(f"{d}: sweep.json: finished is empty, the sweep did not finish (its combined tables "
+                             "are missing or stale); finish it with `airace sweep ... --resume`")
         tables = {n: pd.read_parquet(d / f"{n}.parquet") for n in ("agents", "market", "events")}
         kind = "sweep"
     elif (d / "manifest.json").is_file() and (d / "agents.parquet").is_file():

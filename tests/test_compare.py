@@ -157,6 +157,17 @@ def test_cli_text_json_and_csv(folders, tmp_path, capsys):
     assert data == json.loads(json.dumps({"inputs": compare([folders["b"]])}))
 
 
+def test_unfinished_sweep_is_refused(folders, tmp_path, capsys):
+    import shutil
+
+    sweep = tmp_path / "half"
+    shutil.copytree(folders["sweep"], sweep)
+    header = json.loads((sweep / "sweep.json").read_text())
+    (sweep / "sweep.json").write_text(json.dumps({**header, "finished": None}))
+    assert main(["compare", str(sweep)]) == 2
+    assert "sweep.json: finished is empty, the sweep did not finish" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["{tmp}"], "not a result folder (manifest.json + agents.parquet) nor a sweep folder"),
     (["{a}", "--out", "{tmp}/x.txt"], "--out {tmp}/x.txt: expected a file name ending in .csv"),
