@@ -159,6 +159,20 @@ def _cmd_viz(args: argparse.Namespace) -> int:
     return launch.serve(scenario, host=args.host, port=args.port, seed=args.seed)
 
 
+# -- sweep -----------------------------------------------------------------------------------------------------
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from model.cli_sweep import sweep_command
+
+    return sweep_command(args)
+
+
+# -- compare ---------------------------------------------------------------------------------------------------
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from model.compare import compare_command
+
+    return compare_command(args)
+
+
 def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -252,6 +266,47 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     v.add_argument("--seed", type=int, default=0, help="initial random seed (default 0; the app has a slider too)")
     v.set_defaults(func=_cmd_viz)
+
+    sw = sub.add_parser("sweep", help="run a scenario many times (seeds or its [sweep] design), locally or on Dask",
+                        description="Run N seeded runs of a scenario (run i uses seed BASE+i). If the scenario has "
+                        "a [sweep] table, its parameters (uniform, normal, choice by dotted path) are sampled by "
+                        "Latin hypercube. Writes OUT/sweep.json, OUT/runs.parquet (status per run), one result "
+                        "folder per run under OUT/runs/, and combined agents/market/events tables. Exit 1 if "
+                        "any run failed (listed in runs.parquet).",
+                        epilog="Examples:\n  airace sweep scenarios/baseline.toml --runs 100 --out results/sw\n"
+                        "  airace sweep scenarios/baseline.toml --runs 100 --out results/sw --resume\n"
+                        "  airace sweep scenarios/baseline.toml --runs 1000 --scheduler tcp://10.0.0.5:8786\n"
+                        "  (on the cluster: `dask scheduler`, then `dask worker tcp://10.0.0.5:8786 --nthreads 1 "
+                        "--nworkers auto`; OUT must be on a filesystem the workers share)",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sw.add_argument("scenario", help="scenario file, e.g. scenarios/baseline.toml")
+    sw.add_argument("--runs", type=_positive_int, required=True, help="number of runs")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, help="local worker processes (default: all cores)")
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
+    sw.add_argument("--out", help="sweep folder (default results/<scenario name>_sweep)")
+    sw.add_argument("--seed", type=int, default=0, help="base seed: run i uses seed BASE+i (default 0)")
+    sw.add_argument("--resume", action="store_true",
+                    help="continue a sweep folder: keep finished runs with the same parameters, run the rest")
+    sw.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a scenario value by dotted path for every run; repeatable")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar or summary, only errors")
+    sw.set_defaults(func=_cmd_sweep)
+
+    c = sub.add_parser("compare", help="compare result folders and sweep folders side by side",
+                       description="For each input (a result folder or a sweep folder): who leads by H100e at "
+                       "each year end (with share), when each system first comes online and first reaches a "
+                       "cluster at scale (agent and date; for sweeps the median date, 5-95%% interval and the most "
+                       "frequent agent), and end-of-horizon total H100e, largest cluster and NVIDIA revenue per "
+                       "year (median and 5-95%% interval across runs).",
+                       epilog="Examples:\n  airace compare results/baseline results/slow_supply\n"
+                       "  airace compare results/baseline_sweep results/other_sweep --out compare.csv\n"
+                       "  airace compare results/baseline --json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("inputs", nargs="+", metavar="FOLDER", help="result folders and/or sweep folders")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--out", metavar="FILE.csv", help="also write the comparison as a long CSV table")
+    c.set_defaults(func=_cmd_compare)
     return parser
 
 

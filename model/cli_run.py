@@ -35,11 +35,20 @@ def summarise(agents: pd.DataFrame, events: pd.DataFrame) -> list[str]:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    """Run and write; Ctrl-C or SIGTERM at any point leaves no partial result folder and no temporary folder."""
+    from model.interrupts import terminate_as_interrupt
+
+    with terminate_as_interrupt():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from model.io import write_results
     from model.market import run_params
 
     path = Path(args.scenario)
     params = apply_overrides(load_scenario_dict(path), list(args.set))
+    params.pop("sweep", None)  # a scenario's [sweep] table is for `airace sweep`, not the model
     result = run_params(params, seed=args.seed)
     manifest = {"scenario_file": str(path), "scenario_sha256": scenario_hash(path), "overrides": list(args.set),
                 **result.manifest}
