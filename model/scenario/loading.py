@@ -7,13 +7,12 @@ print one line and exit 2.
 from __future__ import annotations
 
 import copy
-import difflib
 import hashlib
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from model.errors import InputError
+from model.errors import InputError, nearest
 
 MAX_EXTENDS_DEPTH = 8
 
@@ -39,9 +38,15 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_scenario_dict(path: Path | str, _depth: int = 0) -> dict[str, Any]:
-    """The scenario as a plain dict, with `extends = "other.toml"` (relative to this file) merged underneath."""
-    path = Path(path)
+def load_scenario_dict(path: Path | str) -> dict[str, Any]:
+    """The scenario as a plain dict, with `extends = "other.toml"` (relative to this file) merged underneath,
+    validated against the schema (InputError naming the file that sets the bad field)."""
+    from model.scenario.schema import validate
+
+    return validate(_load_merged(Path(path)), Path(path))
+
+
+def _load_merged(path: Path, _depth: int = 0) -> dict[str, Any]:
     data = _read_toml(path)
     parent = data.pop("extends", None)
     if parent is None:
@@ -50,18 +55,13 @@ def load_scenario_dict(path: Path | str, _depth: int = 0) -> dict[str, Any]:
         raise InputError(f"{path}: extends: expected a file name, got {parent!r}")
     if _depth >= MAX_EXTENDS_DEPTH:
         raise InputError(f"{path}: extends: more than {MAX_EXTENDS_DEPTH} levels (a cycle?)")
-    base = load_scenario_dict(path.parent / parent, _depth + 1)
+    base = _load_merged(path.parent / parent, _depth + 1)
     return _merge(base, data)
 
 
 def scenario_hash(path: Path | str) -> str:
     """sha256 of the scenario file's bytes (its `extends` parents are recorded through the resolved parameters)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def nearest(name: str, candidates: list[str]) -> str:
-    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
-    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 def _coerce(text: str, like: Any, where: str) -> Any:
@@ -106,4 +106,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "-
                 node[part] = _coerce(text.strip(), node[part], where)
             else:
                 node = node[part]
+    if overrides:
+        from model.scenario.schema import validate
+
+        validate(out, source)
     return out

@@ -45,7 +45,12 @@ class MarketScenario(Scenario):
 
     def resolved_params(self) -> dict[str, Any]:
         """The parameter tree: file (or given tree), then `overrides`, then knobs that are set."""
-        base = self.params if self.params is not None else load_scenario_dict(self.scenario_file)
+        if self.params is not None:
+            from model.scenario.schema import validate
+
+            base = validate(self.params, "parameters")
+        else:
+            base = load_scenario_dict(self.scenario_file)
         sets = list(self.overrides)
         for knob, path in KNOBS.items():
             value = getattr(self, knob)

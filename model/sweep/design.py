@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from model.errors import InputError
-from model.scenario.loading import apply_overrides, nearest
+from model.errors import InputError, nearest
+from model.scenario.loading import apply_overrides
 
 DISTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # dist -> (required fields, optional fields)
