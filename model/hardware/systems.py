@@ -34,7 +34,7 @@ KINDS = ("official", "estimate", "projection")
 STATUSES = ("shipping", "announced", "dropped", "projection")
 PRECISIONS = ("bf16", "fp8", "fp4")
 
-TEXT_FIELDS = ("name", "aliases", "status")
+TEXT_FIELDS = ("name", "aliases", "status", "architecture")
 DATE_FIELDS = ("announced", "first_shipment", "volume")
 INT_FIELDS = ("gpus_per_system", "cpus_per_system", "nvlink_domain_gpus")
 FLOAT_FIELDS = (
@@ -75,6 +75,8 @@ class System:
     name: str
     aliases: tuple[str, ...]
     status: str
+    architecture: str
+    """GPU architecture family (Hopper, Blackwell, Rubin, Feynman): GPUs of one family in one site train together."""
     gpus_per_system: int
     cpus_per_system: int
     bf16_dense_tflops: float

@@ -200,7 +200,8 @@ def custom_workload(
 
     Dense: give `params_b`. MoE: give `params_b` (total), `active_params_b`, `experts_routed`, `experts_active`.
     Shape rules when sizing by count: d_model grows as the cube root of size with an aspect ratio d/L near 128
-    (the Llama 3 family: 8B 4096/32, 70B 8192/80, 405B 16384/126), FFN 3.25 x d, 128-dim heads, 8 KV heads.
+    (the Llama 3 family: 8B 4096/32, 70B 8192/80, 405B 16384/126), a multiple of 1024 from 4096 up, FFN 3.25 x d,
+    128-dim heads, 8 KV heads.
     """
     if params_b is None:
         if layers is None or hidden is None:
@@ -221,7 +222,10 @@ def custom_workload(
     # Dense-equivalent shape sized on the active parameters; experts then sized to reach the total.
     per_layer_factor = 12 + 3 * 3.25 - 8  # attention (~2 + 2*kv/heads) and SwiGLU, in units of d^2 per layer
     hidden_f = (target_active * 128 / per_layer_factor) ** (1 / 3)
-    hidden_i = max(512, int(round(hidden_f / 256)) * 256)
+    # d_model a multiple of 1024 (128-dim heads in multiples of 8) so tensor parallelism up to 8 divides the heads,
+    # as in every Llama 3 size; small models a multiple of 256
+    step = 1024 if hidden_f >= 4096 else 256
+    hidden_i = max(512, int(round(hidden_f / step)) * step)
     layers_i = max(2, round(target_active / (per_layer_factor * hidden_i**2)))
     heads = hidden_i // 128
     kv = min(8, heads)

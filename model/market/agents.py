@@ -19,6 +19,22 @@ from model.market.contracts import Contract, contract_from_terms
 from model.market.sites import Batch, Build, Site
 
 
+def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int]:
+    """The (system, GPUs) option that trains the scenario's reference frontier run fastest; options on which it
+    does not fit rank by H100-equivalents. (None, 0) when there is nothing."""
+    options = [(k, g) for k, g in options if g > 0]
+    if not options:
+        return None, 0
+    ref = model.params["reference_frontier_flop"]
+
+    def rank(option: tuple[str, int]) -> tuple[bool, float, float]:
+        k, g = option
+        days = capability.frontier_run_days(k, g, ref)
+        return days is not None, -(days or 0.0), g * systems()[k].h100e_per_gpu
+
+    return max(options, key=rank)
+
+
 class Buyer(mesa.Agent):
     """Anything that buys, powers and runs NVIDIA systems."""
 
@@ -43,9 +59,12 @@ class Buyer(mesa.Agent):
         self.committed_usd = 0.0  # value of every order placed
         self.capex_usd = 0.0  # paid on shipment
         self.build_started_mw_by_year: dict[int, float] = {}
+        self.contract_allowance_mw_by_year: dict[int, float] = {}
         self.contracts_as_provider: list[Contract] = []
         self.firsts: set[tuple[str, str]] = set()
         self.value_cache: dict[str, float] = {}
+        self.placements = 0  # changes whenever GPUs go online or retire (keys the cluster cache)
+        self._largest_cache: tuple[tuple[int, int], tuple[str | None, int]] = ((-1, -1), (None, 0))
         self._budget_by_year: dict[int, float] = {}
         self._start_state(p, kp)
 
@@ -70,7 +89,7 @@ class Buyer(mesa.Agent):
         for k in self.model.system_keys:
             if self.start_fleet[k]:
                 self.firsts.update({("first_delivery", k), ("first_online", k)})
-        self.firsts.update(("first_cluster_at_scale", k) for k, g in self.clusters().items()
+        self.firsts.update(("first_cluster_at_scale", k) for k, g in self.system_clusters().items()
                            if g >= self.model.params["at_scale_gpus"])
 
     # -- money --------------------------------------------------------------------------------------------------
@@ -169,11 +188,25 @@ class Buyer(mesa.Agent):
         """MW of construction the buyer can start in `year`: a number, or a table by year (the last year's value
         carries forward)."""
         table = self.p.get("power_add_mw_per_year", 0.0)
+        extra = self.contract_allowance_mw_by_year.get(year, 0.0)
         if not isinstance(table, dict):
-            return float(table)
+            return float(table) + extra
         years = sorted(int(y) for y in table)
         known = [y for y in years if y <= year]
-        return float(table[str(known[-1] if known else years[0])])
+        return float(table[str(known[-1] if known else years[0])]) + extra
+
+    def fund_contract(self, contract: Contract) -> None:
+        """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
+        finance or prepayment, it does not lapse) and the grid connections for them, spread over the years until
+        the contract starts."""
+        s = systems()[contract.system]
+        t = self.model.time_index
+        self.financing_usd += contract.gpus * self.model.supplier.price_usd(contract.system, t) / s.gpus_per_system
+        mw = contract.gpus * s.system_power_kw_per_gpu * self.pue / 1000.0
+        years = range(self.model.year_at(t), self.model.year_at(max(contract.start_month, t)) + 1)
+        for year in years:
+            self.contract_allowance_mw_by_year[year] = self.contract_allowance_mw_by_year.get(year, 0.0) + mw / len(
+                years)
 
     def finish_builds(self, t: int) -> None:
         for build in [b for b in self.pipeline if b.ready_month <= t]:
@@ -306,6 +339,7 @@ class Buyer(mesa.Agent):
         kw = self._facility_kw_per_gpu(k)
         unit_mw = kw * s.gpus_per_system / 1000.0
         fabric = self.model.params["fabric_max_gpus"]
+        arch = s.architecture
         while gpus > 0:
             fits = [site for site in self.open_sites if site.free_mw() >= unit_mw]
             if not fits:
@@ -313,9 +347,10 @@ class Buyer(mesa.Agent):
                     break
                 self._add_power(gpus * kw / 1000.0)  # the rest of the market builds what it needs
                 continue
-            site = max(fits, key=lambda x: (min(x.gpus_by_system.get(k, 0), fabric), x.free_mw()))
+            site = max(fits, key=lambda x: (min(x.gpus_of_architecture(arch), fabric), x.free_mw()))
             n = min(int(site.free_mw() // unit_mw) * s.gpus_per_system, gpus)
             site.add(Batch(k, n, online_month, kw))
+            self.placements += 1
             gpus -= n
         smallest_unit_mw = self.model.smallest_system_facility_mw(self.pue)
         self.open_sites = [site for site in self.open_sites if site.free_mw() >= smallest_unit_mw]
@@ -325,6 +360,7 @@ class Buyer(mesa.Agent):
         cutoff = t - round(self.kp["gpu_lifetime_years"] * 12)
         for site in self.sites:
             retired = site.retire_older_than(cutoff)
+            self.placements += len(retired)
             for b in retired:
                 self.retired[b.system] += b.gpus
             if retired and site not in self.open_sites:
@@ -332,7 +368,7 @@ class Buyer(mesa.Agent):
 
     def check_at_scale(self) -> None:
         threshold = self.model.params["at_scale_gpus"]
-        for k, g in self.clusters().items():
+        for k, g in self.system_clusters().items():
             if g >= threshold:
                 self._first("first_cluster_at_scale", k, g)
 
@@ -353,8 +389,8 @@ class Buyer(mesa.Agent):
         catalog = systems()
         return sum(g * catalog[k].h100e_per_gpu for k, g in self.gpus_online().items())
 
-    def clusters(self) -> dict[str, int]:
-        """Largest single-site cluster per system, bounded by the scale-out fabric."""
+    def system_clusters(self) -> dict[str, int]:
+        """Largest number of GPUs of each system in one site, bounded by the scale-out fabric (for 'at scale')."""
         fabric = self.model.params["fabric_max_gpus"]
         out: dict[str, int] = {}
         for site in self.sites:
@@ -363,13 +399,31 @@ class Buyer(mesa.Agent):
                     out[k] = min(g, fabric)
         return out
 
+    def clusters(self) -> list[tuple[str, int]]:
+        """Training clusters: the GPUs of one architecture (Hopper, Blackwell, ...) in one site, bounded by the
+        fabric, each paced by its slowest system on the reference training job (a synchronous job runs at the pace
+        of its slowest GPUs)."""
+        fabric = self.model.params["fabric_max_gpus"]
+        jobs = self.model.params["reference_jobs"]
+        catalog = systems()
+        out = []
+        for site in self.sites:
+            by_arch: dict[str, list[str]] = {}
+            for k, g in site.gpus_by_system.items():
+                if g > 0:
+                    by_arch.setdefault(catalog[k].architecture, []).append(k)
+            for members in by_arch.values():
+                pace = min(members, key=lambda k: capability.training_ratio(k, jobs))
+                out.append((pace, min(sum(site.gpus_by_system[k] for k in members), fabric)))
+        return out
+
     def largest_cluster(self) -> tuple[str | None, int]:
-        """(system, GPUs) of this buyer's largest training cluster; ties go to the faster system."""
-        clusters = self.clusters()
-        if not clusters or max(clusters.values()) <= 0:
-            return None, 0
-        k = max(clusters, key=lambda key: (clusters[key] * systems()[key].h100e_per_gpu, clusters[key]))
-        return k, clusters[k]
+        """(system, GPUs) of this buyer's most capable training cluster: the one that trains the scenario's
+        reference frontier run fastest (by the performance model), else the most H100-equivalents."""
+        key = (self.model.time_index, self.placements)
+        if self._largest_cache[0] != key:
+            self._largest_cache = (key, best_cluster(self.model, self.clusters()))
+        return self._largest_cache[1]
 
     def accessible_cluster(self) -> tuple[str | None, int]:
         return self.largest_cluster()
@@ -429,44 +483,49 @@ class Lab(Buyer):
         super().__init__(model, name, "lab", p, kp)
         self.contracts: list[Contract] = []
         self.run_end_month: int | None = None
+        self.last_run_flop = 0.0
         self.flop_factor = float(p.get("frontier_flop_factor", 1.0))
 
-    def hosted_clusters(self, t: int) -> list[tuple[str | None, int]]:
-        """Per provider: its largest cluster, capped by the GPUs contracted there (a partner host, such as Azure
-        for OpenAI before 2024, gives its whole largest cluster)."""
+    def hosted_clusters(self, t: int) -> list[tuple[str, int]]:
+        """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) gives its
+        whole clusters; a contract gives at most the GPUs it covers in any one of the provider's clusters."""
         gpus_by_provider: dict[str, int] = dict.fromkeys(self.p.get("hosts", []), 1 << 62)
         for c in self.contracts:
             if c.active(t):
                 gpus_by_provider[c.provider] = gpus_by_provider.get(c.provider, 0) + c.gpus
-        out = []
-        for provider, gpus in gpus_by_provider.items():
-            k, g = self.model.buyers[provider].largest_cluster()
-            if k is not None:
-                out.append((k, min(g, gpus)))
-        return out
+        return [(k, min(g, gpus)) for provider, gpus in gpus_by_provider.items()
+                for k, g in self.model.buyers[provider].clusters()]
 
     def accessible_cluster(self) -> tuple[str | None, int]:
-        options = [self.largest_cluster(), *self.hosted_clusters(self.model.time_index)]
-        best = max(options, key=lambda kg: (kg[1] * systems()[kg[0]].h100e_per_gpu if kg[0] else 0.0, kg[1]))
-        return best if best[0] is not None else (None, 0)
+        """The most capable cluster the lab can train on: its own or one a provider runs for it."""
+        return best_cluster(self.model, [*self.clusters(), *self.hosted_clusters(self.model.time_index)])
 
     def train(self) -> None:
-        """Finish a run that is due; start the next frontier run if the accessible cluster can do it in time."""
+        """Finish a run that is due; start the next one on the most capable cluster the lab can reach. A run
+        follows the frontier trend (`frontier.flop_2024` x this lab's factor, growing `growth_per_year`), or, when
+        the cluster cannot do that within `max_run_days`, the largest run it can; a run no bigger than the last
+        one (by 10%) is not worth starting."""
         t = self.model.time_index
         params = self.model.params["frontier"]
         if self.run_end_month is not None and t >= self.run_end_month:
-            self.model.add_event_now(self.name, "training_run_finished", "", 0)
+            self.model.add_event_now(self.name, "training_run_finished", "", 0, f"{self.last_run_flop:.2e} FLOP")
             self.run_end_month = None
         if self.run_end_month is not None:
             return
         k, g = self.accessible_cluster()
         if k is None:
             return
+        limit = params["max_run_days"]
         flop = params["flop_2024"] * self.flop_factor * params["growth_per_year"] ** (t / 12)
         days = capability.frontier_run_days(k, g, flop)
-        if days is not None and days <= params["max_run_days"]:
-            self.run_end_month = t + max(1, round(days / 30.4))
-            self.model.add_event_now(self.name, "training_run_started", k, g, f"{flop:.2e} FLOP, {days:.0f} days")
+        if days is not None and days > limit:  # the trend does not fit: the largest run that does
+            flop *= limit / days
+            days = capability.frontier_run_days(k, g, flop)
+        if days is None or days > limit * 1.05 or flop < 1.1 * self.last_run_flop:
+            return
+        self.last_run_flop = flop
+        self.run_end_month = t + max(1, round(days / 30.4))
+        self.model.add_event_now(self.name, "training_run_started", k, g, f"{flop:.2e} FLOP, {days:.0f} days")
 
     def annual_compute_budget_usd(self, year: int) -> float:
         """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x

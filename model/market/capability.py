@@ -41,6 +41,11 @@ def serving_tokens_per_s_per_gpu(system: str, workload: str, gpus: int, input_to
     return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
 
 
+def training_ratio(system: str, jobs: dict) -> float:
+    """Training throughput per GPU on the reference training job, relative to HGX H100."""
+    return _train_ratio(system, jobs["train"])
+
+
 def _train_ratio(system: str, job: dict) -> float:
     args = (job["workload"], job["gpus"], job["seq_len"], job["global_batch_seqs"], job["precision"])
     return training_tflops_per_gpu(system, *args) / training_tflops_per_gpu(BASELINE_SYSTEM, *args)

@@ -162,6 +162,9 @@ class MarketModel(mesa.Model):
         lab = self.buyers[contract.lab]
         if isinstance(lab, Lab):
             lab.contracts.append(contract)
+        if contract.lab in self.params["deliver_contracts_of"]:
+            self.buyers[contract.provider].fund_contract(contract)
+            detail += ", delivered on schedule"
         self.add_event_now(contract.lab, "contract_signed", contract.system, contract.gpus, detail)
 
     # -- the month ----------------------------------------------------------------------------------------------

@@ -32,6 +32,12 @@ class Site:
     def free_mw(self) -> float:
         return max(0.0, self.mw - self.used_mw)
 
+    def gpus_of_architecture(self, architecture: str) -> int:
+        from model.hardware.systems import systems
+
+        catalog = systems()
+        return sum(g for k, g in self.gpus_by_system.items() if catalog[k].architecture == architecture)
+
     def add(self, batch: Batch) -> None:
         self.batches.append(batch)
         self.used_mw += batch.gpus * batch.facility_kw_per_gpu / 1000.0

@@ -222,6 +222,7 @@ class Scenario(_Strict):
     other: dict[str, RestOfMarket] = {}
     lab: dict[str, Lab] = {}
     contracts: list[Contract] = []
+    deliver_contracts_of: list[str] = []  # labs whose contracts are funded and built on schedule
     sweep: dict[str, Any] | None = None  # validated by model.sweep
 
 
@@ -339,6 +340,9 @@ def _check_relations(tree: dict[str, Any], fail: Callable[[str, str], None]) -> 
             if host not in providers:
                 fail(f"lab.{name}.hosts.{i}", f"expected a hyperscaler or neocloud, got {host!r}"
                                               f"{nearest(host, sorted(providers))}")
+    for i, name in enumerate(tree.get("deliver_contracts_of", [])):
+        if name not in agents:
+            fail(f"deliver_contracts_of.{i}", f"expected an agent, got {name!r}{nearest(name, sorted(agents))}")
     for i, c in enumerate(tree.get("contracts", [])):
         if c["provider"] not in agents or c["provider"] in tree.get("other", {}):
             fail(f"contracts.{i}.provider", f"expected a provider agent, got {c['provider']!r}"
