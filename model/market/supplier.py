@@ -6,6 +6,7 @@ split across its open orders in proportion to (units still outstanding)^`order_s
 favours its largest customers when output is scarce — one open order per buyer and system (new orders add to it),
 whole systems by largest remainder, ties broken by the model's seeded generator. Capacity is
 split across systems in proportion to the wafers (and HBM) their backlogs need, each system capped by its ramp.
+Revenue is NVIDIA's part of what buyers pay (its share of a rack's price, plus networking sold with it).
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class Supplier(mesa.Agent):
             order.usd_outstanding -= paid
             self.shipped_month[s.key] += n
             self.units_shipped_total[s.key] += n
-            self.revenue_month_usd += paid
+            self.revenue_month_usd += paid * self.p["nvidia_share_of_system_price"][s.key]
             order.buyer.receive(s.key, n, paid, t)
             if order.units_outstanding == 0:
                 del self.orders[s.key][order.buyer.name]

@@ -125,6 +125,7 @@ class Supplier(_Strict):
     cowos_wafers_per_month: Annotated[ByMonth, Field(min_length=1)]
     hbm_tb_per_month: Annotated[ByMonth, Field(min_length=1)]
     gpus_per_wafer: dict[System, Positive]
+    nvidia_share_of_system_price: dict[System, Annotated[float, Field(gt=0, le=1)]]
 
 
 class Kind(_Strict):
@@ -312,9 +313,10 @@ def _check_relations(tree: dict[str, Any], fail: Callable[[str, str], None]) -> 
                                     f"got {sup['slip_probs']!r}")
     if abs(sum(sup["slip_probs"]) - 1.0) > 1e-6:
         fail("supplier.slip_probs", f"expected probabilities summing to 1, got {sup['slip_probs']!r}")
-    missing = [k for k in SYSTEM_KEYS if k not in sup["gpus_per_wafer"]]
-    if missing:
-        fail("supplier.gpus_per_wafer", f"expected a value for every system, missing {', '.join(missing)}")
+    for table in ("gpus_per_wafer", "nvidia_share_of_system_price"):
+        missing = [k for k in SYSTEM_KEYS if k not in sup[table]]
+        if missing:
+            fail(f"supplier.{table}", f"expected a value for every system, missing {', '.join(missing)}")
     for path, series in (("supplier.cowos_wafers_per_month", sup["cowos_wafers_per_month"]),
                          ("supplier.hbm_tb_per_month", sup["hbm_tb_per_month"]),
                          ("max_campus_mw", tree["max_campus_mw"])):
