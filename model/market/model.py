@@ -147,16 +147,15 @@ class MarketModel(mesa.Model):
         t = self.time_index
         while self.announced and self.announced[0]["date"] <= ym:
             c = self.announced.pop(0)
-            if c["date"] < ym:
-                continue  # signed before the run starts: its capacity is in the starting fleets
+            signed = month_index(c["date"], self.start)  # before 0: signed before the run, backlog at the start
             system = self.newest_shipping(t)
-            start = month_index(c.get("start", c["date"]), self.start)
-            contract = contract_from_terms(c["lab"], c["provider"], t, start, c["duration_years"],
+            start = month_index(c.get("start") or c["date"], self.start)
+            contract = contract_from_terms(c["lab"], c["provider"], signed, start, c["duration_years"],
                                            c["value_usd_bn"] * 1e9, system, self.rental_usd_per_gpu_hour(system))
             self.sign_contract(contract, f"{c['provider']}: ${c['value_usd_bn']:g}B over {c['duration_years']:g} "
-                               "years (announced)")
+                               "years (announced)", event=signed >= 0)
 
-    def sign_contract(self, contract: Contract, detail: str) -> None:
+    def sign_contract(self, contract: Contract, detail: str, event: bool = True) -> None:
         self.contracts.append(contract)
         self.buyers[contract.provider].contracts_as_provider.append(contract)
         lab = self.buyers[contract.lab]
@@ -165,7 +164,8 @@ class MarketModel(mesa.Model):
         if contract.lab in self.params["deliver_contracts_of"]:
             self.buyers[contract.provider].fund_contract(contract)
             detail += ", delivered on schedule"
-        self.add_event_now(contract.lab, "contract_signed", contract.system, contract.gpus, detail)
+        if event:
+            self.add_event_now(contract.lab, "contract_signed", contract.system, contract.gpus, detail)
 
     # -- the month ----------------------------------------------------------------------------------------------
     def step(self) -> None:
