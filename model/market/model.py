@@ -54,6 +54,7 @@ class MarketModel(mesa.Model):
         self.buyer_set = AgentSet(list(self.buyers.values()), random=self.random)
         self.announced = sorted(params.get("contracts", []), key=lambda c: c["date"])
         self.contracts: list[Contract] = []
+        self._utilisation = (-1, 0.0)
         self.datacollector = DataCollector(
             model_reporters=self._market_reporters(),
             tables={"agents": self.agent_columns()},
@@ -128,9 +129,21 @@ class MarketModel(mesa.Model):
         """NVIDIA-system budgets of every named buyer this month (the rest of the market is sized against it)."""
         return sum(b.monthly_budget_usd(year) for b in self.buyers.values() if b.kind != "other")
 
+    def contracted_utilisation(self) -> float:
+        """Share of the providers' online compute (H100e) that labs hold under active contracts this month."""
+        t = self.time_index
+        if self._utilisation[0] != t:
+            catalog = systems()
+            held = sum(c.gpus * catalog[c.system].h100e_per_gpu for c in self.contracts if c.active(t))
+            online = sum(b.h100e() for b in self.providers)
+            self._utilisation = (t, min(1.0, held / online) if online else 0.0)
+        return self._utilisation[1]
+
     def rental_usd_per_gpu_hour(self, k: str) -> float:
         """Cost-recovery rental (today's system price over its amortisation at a target utilisation, plus margin
-        and power) with a scarcity premium that rises with the months of output the backlog represents."""
+        and power) with a scarcity premium. Scarcity is the larger of two signals: the months of output the system's
+        backlog represents (orders waiting), and how far the share of provider capacity that labs hold under
+        contract exceeds the target utilisation (capacity spoken for)."""
         p = self.params["rental"]
         s = systems()[k]
         t = self.time_index
@@ -138,8 +151,9 @@ class MarketModel(mesa.Model):
         capital = per_gpu / (p["amortization_years"] * 8760 * p["utilization"]) * (1 + p["margin"])
         power = s.system_power_kw_per_gpu * p["pue"] * p["usd_per_kwh"]
         output = max(self.supplier.shipped_month[k], 1)
-        tight = min(1.0, self.supplier.backlog_units(k) / (output * p["scarcity_backlog_months"]))
-        return (capital + power) * (1 + p["scarcity_premium"] * tight)
+        backlog = min(1.0, self.supplier.backlog_units(k) / (output * p["scarcity_backlog_months"]))
+        held = max(0.0, self.contracted_utilisation() - p["utilization"]) / (1 - p["utilization"])
+        return (capital + power) * (1 + p["scarcity_premium"] * max(backlog, min(held, 1.0)))
 
     # -- contracts ----------------------------------------------------------------------------------------------
     def _sign_contracts(self) -> None:
