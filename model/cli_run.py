@@ -10,27 +10,31 @@ import pandas as pd
 from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
 
 
-def summarise(agents: pd.DataFrame, events: pd.DataFrame) -> list[str]:
-    """Leaders by H100e at the end, first online per generation, largest cluster per agent."""
+def summarise(agents: pd.DataFrame, events: pd.DataFrame, market: pd.DataFrame | None = None) -> list[str]:
+    """Leaders by H100e at the end (the rest of the market is an aggregate, reported apart), firsts per generation
+    that arrives during the run, and NVIDIA revenue per calendar year."""
     lines: list[str] = []
     if not agents.empty:
         last = agents[agents["date"] == agents["date"].max()].sort_values("h100e", ascending=False)
-        lines.append(f"H100e leaders at {str(last['date'].iloc[0])[:7]}:")
-        for row in last.head(5).itertuples():
-            lines.append(f"  {row.agent:<16} {row.h100e / 1e6:8.2f} M H100e   "
-                         f"largest cluster {row.largest_cluster_gpus:>9,.0f} GPUs")
-    firsts = events[events["event"] == "first_online"].sort_values("date") if not events.empty else events
-    if len(firsts):
-        lines.append("First online per system:")
-        for system, group in firsts.groupby("system", sort=False):
-            first = group.iloc[0]
-            lines.append(f"  {system:<19} {str(first['date'])[:7]}  {first['agent']}")
-    at_scale = events[events["event"] == "first_cluster_at_scale"].sort_values("date") if len(events) else events
-    if len(at_scale):
-        lines.append("First cluster at scale per system:")
-        for system, group in at_scale.groupby("system", sort=False):
-            first = group.iloc[0]
-            lines.append(f"  {system:<19} {str(first['date'])[:7]}  {first['agent']} ({int(first['gpus']):,} GPUs)")
+        rest = last[last["kind"] == "other"]["h100e"].sum()
+        lines.append(f"H100e leaders at {str(last['date'].iloc[0])[:7]} "
+                     f"(the rest of the market, an aggregate, holds {rest / 1e6:.2f} M):")
+        for row in last[last["kind"] != "other"].head(5).itertuples():
+            days = "" if pd.isna(row.frontier_run_days) else f", reference run in {row.frontier_run_days:,.0f} days"
+            lines.append(f"  {row.agent:<16} {row.kind:<12} {row.h100e / 1e6:7.2f} M H100e, largest cluster "
+                         f"{row.largest_cluster_gpus:>9,.0f} GPUs{days}")
+    for event, title in (("first_online", "First online per system"),
+                         ("first_cluster_at_scale", "First cluster at scale per system")):
+        firsts = events[events["event"] == event].sort_values("date", kind="stable") if len(events) else events
+        if len(firsts):
+            lines.append(f"{title}:")
+            for system, group in firsts.groupby("system", sort=False):
+                first = group.iloc[0]
+                lines.append(f"  {system:<19} {str(first['date'])[:7]}  {first['agent']} ({int(first['gpus']):,} GPUs)")
+    if market is not None and len(market):
+        revenue = market.groupby(market["date"].str[:4])["nvidia_revenue_usd"].sum() / 1e9
+        lines.append("NVIDIA revenue by calendar year (USD bn): "
+                     + ", ".join(f"{year} {value:.0f}" for year, value in revenue.items()))
     return lines
 
 
@@ -56,5 +60,5 @@ def _run(args: argparse.Namespace) -> int:
     write_results(out, result.tables(), manifest)
     if not args.quiet:
         print(f"wrote {out}/ (agents, market, events, manifest) in {manifest['wall_time_s']:.2f} s")
-        print("\n".join(summarise(result.agents, result.events)))
+        print("\n".join(summarise(result.agents, result.events, result.market)))
     return 0

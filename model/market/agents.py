@@ -71,7 +71,7 @@ class Buyer(mesa.Agent):
     def _start_state(self, p: dict, kp: dict) -> None:
         """Power, construction and fleet at the start. Sites that exist at the start are of the size campuses had
         then (`start_site_mw`); power under construction arrives evenly over one lead time. The starting fleet is
-        online from the start, so it raises no 'first' events."""
+        online from the start."""
         start_site = float(kp["start_site_mw"])
         mw = float(p.get("power_mw_start", 0.0))
         while mw > 1e-9:
@@ -86,11 +86,12 @@ class Buyer(mesa.Agent):
             self.start_fleet[k] += int(gpus)
             self.integrating.append((k, int(gpus), 0))
         self.place_ready(month=0, online_month=-kp["fleet_start_age_months"], events=False)
-        for k in self.model.system_keys:
-            if self.start_fleet[k]:
-                self.firsts.update({("first_delivery", k), ("first_online", k)})
-        self.firsts.update(("first_cluster_at_scale", k) for k, g in self.system_clusters().items()
-                           if g >= self.model.params["at_scale_gpus"])
+
+    def skip_firsts(self, already_deployed: set[str]) -> None:
+        """The race is about generations that arrive during the run: systems some buyer already runs at the start
+        raise no first_delivery, first_online or first_cluster_at_scale events for anyone."""
+        for k in already_deployed:
+            self.firsts.update({("first_delivery", k), ("first_online", k), ("first_cluster_at_scale", k)})
 
     # -- money --------------------------------------------------------------------------------------------------
     def annual_capex_usd(self, year: int) -> float:

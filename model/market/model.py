@@ -52,6 +52,9 @@ class MarketModel(mesa.Model):
             self.buyers[name] = Lab(self, name, p, kinds["lab"])
         self.providers = [b for b in self.buyers.values() if isinstance(b, Provider)]
         self.buyer_set = AgentSet(list(self.buyers.values()), random=self.random)
+        deployed = {k for b in self.buyers.values() for k, g in b.start_fleet.items() if g > 0}
+        for buyer in self.buyers.values():
+            buyer.skip_firsts(deployed)
         self.announced = sorted(params.get("contracts", []), key=lambda c: c["date"])
         self.contracts: list[Contract] = []
         self._utilisation = (-1, 0.0)
