@@ -143,8 +143,8 @@ def test_cli_text_json_and_csv(folders, tmp_path, capsys):
     line = next(row for row in text.splitlines() if row.startswith("H100e leader 2025-12"))
     assert f"{agent} {share:.0%}" in line and "leads" in line  # the sweep column says how often it leads
     assert str(folders["a"]) in text.splitlines()[0] and "sweep, 8 runs" in text
-    date, first = direct["firsts"]["first_online"]["hgx_h100"]
-    assert f"{date} {first}" in next(r for r in text.splitlines() if r.startswith("first_online hgx_h100 "))
+    date, first = direct["firsts"]["first_online"]["hgx_h200"]  # H200 is new in 2024 (H100 was there at the start)
+    assert f"{date} {first}" in next(r for r in text.splitlines() if r.startswith("first_online hgx_h200 "))
     long = pd.read_csv(csv)
     assert list(long.columns) == ["input", "kind", "runs", "section", "item", "statistic", "value"]
     row = long[(long["input"] == str(folders["a"])) & (long["section"] == "h100e_leader") &
