@@ -120,8 +120,10 @@ def test_headline_names_the_leaders(stepped):
     snap = data.cached_snapshot(stepped)
     head = data.headline(snap)
     last = snap.agents[snap.agents["date"] == snap.agents["date"].max()]
-    leader = last.loc[last["h100e"].idxmax(), "agent"]
+    named = last[last["kind"] != "other"]  # the rest of the market is an aggregate, not a contender
+    leader = named.loc[named["h100e"].idxmax(), "agent"]
     assert head["H100e leader"].startswith(f"{leader} (")
+    assert not head["H100e leader"].startswith("rest_of_market")
     assert head["NVIDIA revenue this month"] == f"${snap.market['nvidia_revenue_usd'].iloc[-1] / 1e9:.1f} B"
 
 

@@ -207,10 +207,12 @@ def event_rows(events: pd.DataFrame, up_to_month: str | None = None) -> pd.DataF
 
 
 def headline(snap: Snapshot) -> dict[str, str]:
-    """A few numbers for the status card: leader by H100e, largest cluster, NVIDIA revenue this month."""
+    """A few numbers for the status card: leader by H100e (among named agents; the rest of the market is an
+    aggregate), largest cluster, NVIDIA revenue this month."""
     if not snap.started:
         return {}
-    h = h100e_by_agent(snap.agents).iloc[-1]
+    aggregates = set(snap.agents.loc[snap.agents["kind"] == "other", "agent"])  # the rest of the market
+    h = h100e_by_agent(snap.agents).iloc[-1].drop(labels=list(aggregates), errors="ignore")
     c = largest_cluster_now(snap.agents)
     rev = nvidia_revenue_usd(snap.market)
     out = {
