@@ -99,11 +99,14 @@ def _mode(values: pd.Series) -> tuple[str, float]:
 
 
 def year_end_leaders(src: Source) -> dict[str, dict[str, Any]]:
-    a = src.agents[["run", "date", "agent", "h100e"]].copy()
+    """Per year end: the named agent with the most H100e and its share of all compute (the rest of the market, an
+    aggregate of many buyers, counts in the total but does not lead)."""
+    a = src.agents[["run", "date", "agent", "kind", "h100e"]].copy()
     a["year"] = a["date"].str[:4]
     a = a[a["date"] == a.groupby(["run", "year"])["date"].transform("max")].copy()
     a["share"] = a["h100e"] / a.groupby(["run", "year"])["h100e"].transform("sum")
-    leaders = a.loc[a.groupby(["run", "year"])["h100e"].idxmax()]
+    named = a[a["kind"] != "other"]
+    leaders = named.loc[named.groupby(["run", "year"])["h100e"].idxmax()]
     out = {}
     for year, group in leaders.groupby("year"):
         agent, freq = _mode(group["agent"])

@@ -50,7 +50,8 @@ def direct_run_stats(folder: Path) -> dict:
     leaders = {}
     for date in sorted(d for d in agents["date"].unique() if d.endswith("-12-01")):
         at = agents[agents["date"] == date]
-        top = at.loc[at["h100e"].idxmax()]
+        named = at[at["kind"] != "other"]  # the rest of the market counts in the total but does not lead
+        top = named.loc[named["h100e"].idxmax()]
         leaders[date[:7]] = (top["agent"], top["h100e"] / at["h100e"].sum(), dict(zip(at["agent"], at["h100e"] /
                                                                                       at["h100e"].sum(), strict=True)))
     firsts = {}
