@@ -22,7 +22,11 @@ from model.market.sites import Batch, Build, Site
 def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int]:
     """The (system, GPUs) option that trains the scenario's reference frontier run fastest; options on which it
     does not fit rank by H100-equivalents. (None, 0) when there is nothing."""
-    options = [(k, g) for k, g in options if g > 0]
+    biggest: dict[str, int] = {}
+    for k, g in options:  # per pacing system only the biggest cluster can be the best
+        if g > biggest.get(k, 0):
+            biggest[k] = g
+    options = list(biggest.items())
     if not options:
         return None, 0
     ref = model.params["reference_frontier_flop"]
@@ -65,6 +69,7 @@ class Buyer(mesa.Agent):
         self.value_cache: dict[str, float] = {}
         self.placements = 0  # changes whenever GPUs go online or retire (keys the cluster cache)
         self._largest_cache: tuple[tuple[int, int], tuple[str | None, int]] = ((-1, -1), (None, 0))
+        self._clusters_cache: tuple[tuple[int, int], list[tuple[str, int]]] = ((-1, -1), [])
         self._budget_by_year: dict[int, float] = {}
         self._start_state(p, kp)
 
@@ -404,6 +409,9 @@ class Buyer(mesa.Agent):
         """Training clusters: the GPUs of one architecture (Hopper, Blackwell, ...) in one site, bounded by the
         fabric, each paced by its slowest system on the reference training job (a synchronous job runs at the pace
         of its slowest GPUs)."""
+        key = (self.model.time_index, self.placements)
+        if self._clusters_cache[0] == key:
+            return self._clusters_cache[1]
         fabric = self.model.params["fabric_max_gpus"]
         jobs = self.model.params["reference_jobs"]
         catalog = systems()
@@ -416,6 +424,7 @@ class Buyer(mesa.Agent):
             for members in by_arch.values():
                 pace = min(members, key=lambda k: capability.training_ratio(k, jobs))
                 out.append((pace, min(sum(site.gpus_by_system[k] for k in members), fabric)))
+        self._clusters_cache = (key, out)
         return out
 
     def largest_cluster(self) -> tuple[str | None, int]:

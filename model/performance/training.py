@@ -429,6 +429,8 @@ def frontier_run_days(system: str, gpus: int, flop: float, precision: str = "fp8
         if result.feasible:
             days = tokens / result.tokens_per_s / result.goodput_fraction / 86400.0
             best = days if best is None else min(best, days)
+            if result.goodput_fraction >= 0.5:
+                break  # half the GPUs would need more than twice the goodput to be faster
     return best
 
 
