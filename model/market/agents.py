@@ -19,6 +19,22 @@ from model.market.contracts import Contract, contract_from_terms
 from model.market.sites import Batch, Build, Site
 
 
+def by_year(table: float | dict[str, float], year: int, growth_after: float = 0.0) -> float:
+    """A scenario value given as a number or as a table by calendar year: a year without an entry takes the latest
+    earlier entry (the first entry before the table starts), and years after the last entry grow from it by
+    `growth_after` a year."""
+    if not isinstance(table, dict):
+        return float(table)
+    if not table:
+        return 0.0
+    years = sorted(int(y) for y in table)
+    known = [y for y in years if y <= year]
+    if not known:
+        return float(table[str(years[0])])
+    value = float(table[str(known[-1])])
+    return value * (1 + growth_after) ** (year - known[-1]) if known[-1] == years[-1] else value
+
+
 def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int]:
     """The (system, GPUs) option that trains the scenario's reference frontier run fastest; options on which it
     does not fit rank by H100-equivalents. (None, 0) when there is nothing."""
@@ -100,17 +116,8 @@ class Buyer(mesa.Agent):
 
     # -- money --------------------------------------------------------------------------------------------------
     def annual_capex_usd(self, year: int) -> float:
-        table = self.p.get("capex_usd_bn", {})
-        if not table:
-            return 0.0
-        years = sorted(int(y) for y in table)
-        if year in years:
-            annual = table[str(year)]
-        elif year < years[0]:
-            annual = table[str(years[0])]
-        else:
-            annual = table[str(years[-1])] * (1 + self.kp["capex_growth_after_guidance"]) ** (year - years[-1])
-        return annual * 1e9
+        """Capex by calendar year (actuals and guidance), growing after the last year given."""
+        return by_year(self.p.get("capex_usd_bn", {}), year, self.kp["capex_growth_after_guidance"]) * 1e9
 
     def monthly_budget_usd(self, year: int) -> float:
         """The month's share of capex that goes to NVIDIA systems and is funded by the buyer itself (for a
@@ -193,13 +200,8 @@ class Buyer(mesa.Agent):
     def build_allowance_mw(self, year: int) -> float:
         """MW of construction the buyer can start in `year`: a number, or a table by year (the last year's value
         carries forward)."""
-        table = self.p.get("power_add_mw_per_year", 0.0)
         extra = self.contract_allowance_mw_by_year.get(year, 0.0)
-        if not isinstance(table, dict):
-            return float(table) + extra
-        years = sorted(int(y) for y in table)
-        known = [y for y in years if y <= year]
-        return float(table[str(known[-1] if known else years[0])]) + extra
+        return by_year(self.p.get("power_add_mw_per_year", 0.0), year) + extra
 
     def fund_contract(self, contract: Contract) -> None:
         """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
@@ -477,9 +479,7 @@ class RestOfMarket(Buyer):
 
     def monthly_budget_usd(self, year: int) -> float:
         if year not in self._budget_by_year:
-            table = self.p["share_of_nvidia_demand"]
-            share = float(table) if not isinstance(table, dict) else float(
-                table[str(max([y for y in map(int, table) if y <= year], default=min(map(int, table))))])
+            share = by_year(self.p["share_of_nvidia_demand"], year)
             named = self.model.named_monthly_budget_usd(year)
             self._budget_by_year[year] = named * share / (1 - share) * self.kp["capex_multiplier"]
         return self._budget_by_year[year]
@@ -540,16 +540,7 @@ class Lab(Buyer):
     def annual_compute_budget_usd(self, year: int) -> float:
         """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x
         the NVIDIA share of its compute (revenue by year from the scenario, then growing)."""
-        table = self.p.get("revenue_usd_bn", {})
-        if not table:
-            return 0.0
-        years = sorted(int(y) for y in table)
-        if year in years:
-            revenue = table[str(year)]
-        elif year < years[0]:
-            revenue = table[str(years[0])]
-        else:
-            revenue = table[str(years[-1])] * (1 + self.kp["revenue_growth_after"]) ** (year - years[-1])
+        revenue = by_year(self.p.get("revenue_usd_bn", {}), year, self.kp["revenue_growth_after"] or 0.0)
         return revenue * 1e9 * self.kp["compute_spend_per_revenue"] * self.p.get("nvidia_share_of_compute", 1.0)
 
     def seek_capacity(self) -> None:

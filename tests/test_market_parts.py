@@ -1,0 +1,96 @@
+"""The market's building blocks, one at a time: scenario values by year, contract sizing, NVIDIA's ramp, queue and
+allocation, and sites."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.hardware.systems import systems
+from model.market import MarketModel
+from model.market.agents import by_year
+from model.market.contracts import contract_from_terms
+from model.market.sites import Batch, Site
+from model.scenario.loading import load_scenario_dict
+
+
+def test_values_by_year_carry_forward_and_grow_after_the_last_entry():
+    table = {"2024": 10.0, "2026": 20.0}
+    assert by_year(table, 2023) == 10.0  # before the table: its first entry
+    assert by_year(table, 2025) == 10.0  # a gap: the latest earlier entry
+    assert by_year(table, 2026) == 20.0
+    assert by_year(table, 2028, growth_after=0.5) == pytest.approx(45.0)
+    assert by_year(7.0, 2030, growth_after=0.5) == 7.0  # a plain number is the same every year
+    assert by_year({}, 2025) == 0.0
+
+
+def test_a_contract_is_sized_in_gpus_from_value_duration_and_price():
+    c = contract_from_terms("openai", "coreweave", signed_month=14, start_month=14, duration_years=5,
+                            value_usd=11.9e9, system="hgx_b200", usd_per_gpu_hour=3.0)
+    assert c.gpus == int(11.9e9 / (5 * 8760 * 3.0))
+    assert c.end_month == 14 + 60 and c.annual_cost_usd == pytest.approx(11.9e9 / 5)
+    assert c.remaining_value_usd(10) == 11.9e9 and c.remaining_value_usd(44) == pytest.approx(11.9e9 / 2)
+    assert c.remaining_value_usd(74) == 0.0 and c.active(14) and not c.active(74)
+
+
+def test_sites_never_use_more_power_than_they_have_and_retire_whole_batches():
+    site = Site("s", mw=10.0)
+    site.add(Batch("hgx_h100", 4000, online_month=0, facility_kw_per_gpu=1.5))  # 6 MW
+    assert site.free_mw() == pytest.approx(4.0) and site.gpus_by_system["hgx_h100"] == 4000
+    site.add(Batch("gb200_nvl72", 720, online_month=12, facility_kw_per_gpu=2.2))
+    old = site.retire_older_than(6)
+    assert [b.system for b in old] == ["hgx_h100"] and site.gpus_by_system["hgx_h100"] == 0
+    assert site.used_mw == pytest.approx(720 * 2.2 / 1000)
+
+
+@pytest.fixture(scope="module")
+def model():
+    params = load_scenario_dict("scenarios/baseline.toml")
+    return MarketModel.from_params({**params, "end": "2026-12"}, seed=0)
+
+
+def test_a_new_system_ramps_geometrically_from_first_shipment_to_volume(model):
+    sup = model.supplier
+    k = "gb300_nvl72"
+    first, volume = sup.first[k], sup.volume[k]
+    ramp = [sup.ramp_fraction(k, t) for t in range(first - 1, volume + 2)]
+    assert ramp[0] == 0.0 and ramp[1] == pytest.approx(sup.p["ramp_first_month_fraction"])
+    assert all(b > a for a, b in zip(ramp[1:-2], ramp[2:-1], strict=False)) and ramp[-1] == ramp[-2] == 1.0
+
+
+def test_the_expected_wait_grows_with_the_queue_and_counts_months_to_first_shipment(model):
+    sup = model.supplier
+    k, t = "vr_nvl72", 12
+    assert sup.expected_wait_months(k, t) == sup.first[k] - t  # nothing ahead: wait for the first racks
+    waits = [sup.expected_wait_months(k, t, extra_units=n) for n in (0, 100, 1000, 10000)]
+    assert waits == sorted(waits) and waits[-1] > waits[0]
+
+
+def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everything_it_can(model):
+    sup = model.supplier
+    buyers = list(model.buyers.values())
+    big, small = buyers[0], buyers[1]
+    k = "hgx_h200"
+    sup.orders[k].clear()
+    sup.place_order(big, k, 900, 1.0)
+    sup.place_order(small, k, 100, 1.0)
+    received: dict[str, int] = {}
+
+    def allocate(units: int) -> None:
+        received.clear()
+        original = type(big).receive
+        try:
+            type(big).receive = lambda self, key, n, paid, t: received.__setitem__(self.name, n)
+            sup._allocate(systems()[k], units, t=6)
+        finally:
+            type(big).receive = original
+
+    allocate(500)
+    assert sum(received.values()) == 500
+    exponent = sup.p["order_size_exponent"]
+    share_big = 900**exponent / (900**exponent + 100**exponent)
+    assert received[big.name] == pytest.approx(500 * share_big, abs=1)  # (units outstanding)^exponent
+    assert sup.backlog_units(k) == 500
+    left_big, left_small = (sup.orders[k][b.name].units_outstanding for b in (big, small))
+    allocate(495)  # more than the big order's share can take: it is capped and the rest goes to the small one
+    assert received[big.name] == left_big and received[small.name] == 495 - left_big <= left_small
+    sup.orders[k].clear()
