@@ -40,6 +40,7 @@ def check_invariants(model: MarketModel) -> None:
         gps = catalog[k].gpus_per_system
         # units ordered = shipped + backlog; GPUs shipped = delivered + in transit
         assert sup.units_ordered_total[k] == sup.units_shipped_total[k] + sup.backlog_units(k)
+        assert sup.backlog_units(k) == sum(o.units_outstanding for o in sup.orders[k].values())
         assert sup.units_ordered_total[k] * gps == sum(b.ordered[k] for b in buyers)
         transit = sum(g for b in buyers for kk, g, _ in b.in_transit if kk == k)
         assert sup.units_shipped_total[k] * gps == sum(b.delivered[k] for b in buyers) + transit

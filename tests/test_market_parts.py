@@ -65,12 +65,13 @@ def test_the_expected_wait_grows_with_the_queue_and_counts_months_to_first_shipm
     assert waits == sorted(waits) and waits[-1] > waits[0]
 
 
-def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everything_it_can(model):
+def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everything_it_can():
+    params = load_scenario_dict("scenarios/baseline.toml")
+    model = MarketModel.from_params({**params, "end": "2024-12"}, seed=0)  # not stepped: no orders yet
     sup = model.supplier
     buyers = list(model.buyers.values())
     big, small = buyers[0], buyers[1]
     k = "hgx_h200"
-    sup.orders[k].clear()
     sup.place_order(big, k, 900, 1.0)
     sup.place_order(small, k, 100, 1.0)
     received: dict[str, int] = {}
@@ -93,4 +94,4 @@ def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everythi
     left_big, left_small = (sup.orders[k][b.name].units_outstanding for b in (big, small))
     allocate(495)  # more than the big order's share can take: it is capped and the rest goes to the small one
     assert received[big.name] == left_big and received[small.name] == 495 - left_big <= left_small
-    sup.orders[k].clear()
+    assert sup.backlog_units(k) == 5 == sum(o.units_outstanding for o in sup.orders[k].values())

@@ -72,6 +72,7 @@ class Supplier(mesa.Agent):
         self.hbm_tb_per_month = _anchored_series(params["hbm_tb_per_month"], model.start, model.n_months, growth)
         self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
         self.orders: dict[str, dict[str, Order]] = {k: {} for k in self.keys}
+        self._backlog = dict.fromkeys(self.keys, 0)
         self.shipped_month = dict.fromkeys(self.keys, 0)  # units (systems) shipped this month
         self.units_shipped_total = dict.fromkeys(self.keys, 0)
         self.units_ordered_total = dict.fromkeys(self.keys, 0)
@@ -95,7 +96,8 @@ class Supplier(mesa.Agent):
         return max(s.price_usd_low, s.price_usd_mid * (1 + premium) * decline)
 
     def backlog_units(self, k: str) -> int:
-        return sum(o.units_outstanding for o in self.orders[k].values())
+        """Units ordered and not yet shipped (kept as a running count: buyers ask for it every month)."""
+        return self._backlog[k]
 
     def ramp_fraction(self, k: str, t: int) -> float:
         """Share of total capacity a system may use: geometric from first shipment to 1 at volume."""
@@ -144,6 +146,7 @@ class Supplier(mesa.Agent):
         order.units_outstanding += units
         order.usd_outstanding += units * unit_price_usd
         self.units_ordered_total[k] += units
+        self._backlog[k] += units
 
     # -- the monthly step -------------------------------------------------------------------------------------
     def step(self) -> None:
@@ -197,6 +200,7 @@ class Supplier(mesa.Agent):
             paid = order.usd_outstanding * n / order.units_outstanding
             order.units_outstanding -= n
             order.usd_outstanding -= paid
+            self._backlog[s.key] -= n
             self.shipped_month[s.key] += n
             self.units_shipped_total[s.key] += n
             self.revenue_month_usd += paid * self.p["nvidia_share_of_system_price"][s.key]
