@@ -37,11 +37,11 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
         F.kind_panels(sub, d, "frontier_run_days", kinds, "days to train (log scale)", True,
                       "no cluster of this kind fits the run", descending=False,
                       hidden_text="not shown (no cluster fits)", legend_loc="upper right")
-        limit = src.scenario_params.get("max_run_days")
+        limit = (src.scenario_params.get("frontier") or {}).get("max_run_days")  # labs start no longer run
         for ax in sub.axes:
             if ax.get_visible() and ax.lines and isinstance(limit, int | float):
                 ax.axhline(limit, color="0.3", linestyle="--", linewidth=1,
-                           label=f"longest run allowed ({limit:g} days)")
+                           label=f"longest run labs start ({limit:g} days)")
                 ax.legend(title=None, loc="upper right", fontsize=8)
         what = (f"median and 5-95% range across {src.n_runs} runs" if src.n_runs > 1 else "one run")
         sub.suptitle(f"{src.label}: {what}", fontsize=10, fontweight="normal", x=0.01, ha="left")

@@ -52,8 +52,11 @@ def summary(rs: ResultSet, label: str) -> list[str]:
              f"{'Sweep' if src.is_sweep else 'Run'} of `{src.scenario_file or '?'}`, {src.n_runs} "
              f"run{'s' if src.n_runs != 1 else ''}, {agents['date'].min():%Y-%m} to {end:%Y-%m}.", "",
              f"**H100e leaders at {end:%Y-%m}**{ranged}", ""]
+    rest = h[h["kind"] == "other"]  # the rest of the market: an aggregate of many buyers, reported apart
+    if len(rest):
+        lines[-2] += f" (the rest of the market, an aggregate, holds {rest['h100e'].sum() / 1e6:.2f} M)"
     rows = []
-    for r in h.sort_values("h100e", ascending=False).head(TOP).itertuples():
+    for r in h[h["kind"] != "other"].sort_values("h100e", ascending=False).head(TOP).itertuples():
         cl = c.loc[r.agent]
         rows.append([r.agent, r.kind, _num(r.h100e, r.h100e_p05, r.h100e_p95, r.runs, 1e6, ".2f"),
                      _num(cl["largest_cluster_gpus"], cl["largest_cluster_gpus_p05"], cl["largest_cluster_gpus_p95"],

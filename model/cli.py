@@ -34,6 +34,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -137,13 +147,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
-# -- report ----------------------------------------------------------------------------------------------------
-def _cmd_report(args: argparse.Namespace) -> int:
-    from analysis.report import run
-
-    return run(args)
-
-
 # -- viz -------------------------------------------------------------------------------------------------------
 def _cmd_viz(args: argparse.Namespace) -> int:
     from model.viz import launch
@@ -176,6 +179,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _command_plugins() -> list:
+    """Subcommands that other packages of the project register under the `airace.commands` entry point group
+    (the analysis package adds `report`), so that this module does not depend on them."""
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group="airace.commands"), key=lambda ep: ep.name)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,28 +241,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a scenario month by month and write agents/market/events tables and a "
                        "manifest into a result folder (atomically).")
     r.add_argument("scenario", help="scenario file, e.g. scenarios/baseline.toml")
-    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number >= 0 (default 0)")
     r.add_argument("--out", help="result folder (default results/<scenario name>)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario value by dotted path; repeatable")
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
     r.set_defaults(func=_cmd_run)
 
-    rep = sub.add_parser("report", help="figures (PNG, SVG, CSV) and report.md from result and sweep folders",
-                         description="Draw capacity, generations, race timeline, frontier-run days, market, "
-                         "comparison (two or more inputs) and sensitivity (sweeps with sampled parameters) figures, "
-                         "each as PNG + SVG with the CSV behind it, and write report.md with a summary table.",
-                         epilog="Examples:\n  airace report results/baseline --out results/baseline/figures\n"
-                         "  airace report results/baseline results/slow_vr --out results/compare\n"
-                         "  airace report results/sweep --out results/sweep/figures --log",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    rep.add_argument("results", nargs="+", metavar="RESULTS",
-                     help="result folders (airace run) and/or sweep folders (airace sweep)")
-    rep.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md")
-    rep.add_argument("--log", action="store_true", help="log-scale H100e axis in the capacity figure")
-    rep.add_argument("--revenue-year", type=int, metavar="YYYY",
-                     help="calendar year of the sensitivity's revenue outcome (default 2027 if simulated)")
-    rep.set_defaults(func=_cmd_report)
+    for register in _command_plugins():
+        register(sub)
 
     v = sub.add_parser("viz", help="explore a scenario live in the browser (Mesa SolaraViz)",
                        description="Start the browser app on localhost: step, play and reset the race month by "
@@ -264,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("scenario", nargs="?", help="scenario file (default: the repository's scenarios/baseline.toml)")
     v.add_argument("--port", type=_positive_int, default=8765, help="port to listen on (default 8765)")
     v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
-    v.add_argument("--seed", type=int, default=0, help="initial random seed (default 0; the app has a slider too)")
+    v.add_argument("--seed", type=_seed, default=0, help="initial random seed (default 0; the app has a slider too)")
     v.set_defaults(func=_cmd_viz)
 
     sw = sub.add_parser("sweep", help="run a scenario many times (seeds or its [sweep] design), locally or on Dask",
@@ -285,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--workers", type=_positive_int, help="local worker processes (default: all cores)")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers")
     sw.add_argument("--out", help="sweep folder (default results/<scenario name>_sweep)")
-    sw.add_argument("--seed", type=int, default=0, help="base seed: run i uses seed BASE+i (default 0)")
+    sw.add_argument("--seed", type=_seed, default=0, help="base seed: run i uses seed BASE+i (default 0)")
     sw.add_argument("--resume", action="store_true",
                     help="continue a sweep folder: keep finished runs with the same parameters, run the rest")
     sw.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",

@@ -47,6 +47,20 @@ def _iso(col: pd.Series) -> pd.Series:
     return col.astype(str).str[:10]
 
 
+def _read_tables(folder: Path) -> dict[str, pd.DataFrame]:
+    """The three tables of a result or sweep folder; a missing or unreadable one is bad input, named."""
+    tables = {}
+    for name in ("agents", "market", "events"):
+        path = folder / f"{name}.parquet"
+        try:
+            tables[name] = pd.read_parquet(path)
+        except FileNotFoundError:
+            raise InputError(f"{path}: missing; expected the {name} table of a result folder") from None
+        except (OSError, ValueError) as exc:  # pyarrow raises ArrowInvalid (a ValueError) on a damaged file
+            raise InputError(f"{path}: unreadable ({str(exc).splitlines()[0]}); expected a Parquet table") from None
+    return tables
+
+
 def load_source(path: Path | str) -> Source:
     d = Path(path)
     if (d / "sweep.json").is_file() and (d / "runs.parquet").is_file():
@@ -58,10 +72,10 @@ def load_source(path: Path | str) -> Source:
         if missing or not finished:
             raise InputError(f"{d}: sweep.json: finished is empty, the sweep did not finish (its combined tables "
                              "are missing or stale); finish it with `airace sweep ... --resume`")
-        tables = {n: pd.read_parquet(d / f"{n}.parquet") for n in ("agents", "market", "events")}
+        tables = _read_tables(d)
         kind = "sweep"
     elif (d / "manifest.json").is_file() and (d / "agents.parquet").is_file():
-        tables = {n: pd.read_parquet(d / f"{n}.parquet") for n in ("agents", "market", "events")}
+        tables = _read_tables(d)
         for df in tables.values():
             df.insert(0, "run", 0)
         kind = "run"

@@ -6,6 +6,8 @@ checks the invariants after every month.
 
 from __future__ import annotations
 
+import copy
+
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from model.hardware.systems import systems
 from model.market import MarketModel, run_params
 from model.market.agents import Lab
+from model.market.calendar import month_index
 from model.scenario.loading import apply_overrides, load_scenario_dict
 
 BASELINE = "scenarios/baseline.toml"
@@ -134,11 +137,40 @@ def test_same_seed_same_tables_and_seeds_differ_where_randomness_enters(params):
     assert not a.agents.equals(c.agents)
 
 
-def test_no_system_ships_before_its_roadmap_date(run0):
+def test_no_system_ships_before_its_catalog_date_plus_scenario_delay(run0):
     market = run0.market_frame()
-    for k in run0.system_keys:
+    delays = run0.params["supplier"]["delay_months"]
+    for k, s in systems().items():
         shipped = market[market[f"units_shipped_{k}"] > 0]
-        if len(shipped):
-            first_month = run0.date_of(run0.supplier.first[k])
-            assert shipped.date.iloc[0] >= first_month
+        if len(shipped) and s.first_shipment >= "2024-01":
+            earliest = run0.date_of(month_index(s.first_shipment, run0.start) + delays.get(k, 0))
+            assert shipped.date.iloc[0] >= earliest, k
     assert (market["units_shipped_rubin_cpx"] == 0).all()  # dropped from the roadmap
+
+
+@pytest.mark.parametrize("change", ["no labs", "no neoclouds", "no capex", "two months", "start 2022-10"])
+def test_structurally_odd_scenarios_run_and_keep_the_invariants(params, change):
+    tree = copy.deepcopy(params)
+    if change == "no labs":
+        tree["lab"] = {}
+        tree["contracts"] = [c for c in tree["contracts"] if c["lab"] not in params["lab"]]
+        tree["deliver_contracts_of"] = []
+    elif change == "no neoclouds":
+        tree["neocloud"] = {}
+        tree["contracts"] = [c for c in tree["contracts"] if c["provider"] not in params["neocloud"]]
+    elif change == "no capex":
+        for kind in ("hyperscaler", "neocloud", "lab", "other"):
+            tree["kinds"][kind]["capex_multiplier"] = 0.0
+    elif change == "two months":
+        tree["end"] = "2024-02"
+    else:
+        tree["start"], tree["end"] = "2022-10", "2024-06"
+    model = MarketModel.from_params(tree, seed=0)
+    while model.running:
+        model.step()
+        check_invariants(model)
+    events = model.events_frame()
+    assert (events.date <= model.date_of(model.n_months - 1)).all()  # nothing dated after the run
+    if change == "no capex":  # only what neoclouds borrow against their contracts is spent
+        assert all(b.capex_usd == 0 for b in model.buyers.values() if b.kind != "neocloud")
+        assert all(b.capex_usd <= b.debt_usd + 1e-3 for b in model.buyers.values() if b.kind == "neocloud")

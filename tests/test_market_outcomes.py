@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.market import MarketModel, run_scenario
+from model.market import MarketModel, run_params
 from model.scenario.loading import load_scenario_dict
 
 SEEDS = (0, 1, 2)
@@ -14,7 +14,8 @@ SEEDS = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def runs():
-    return {seed: run_scenario("scenarios/baseline.toml", seed=seed) for seed in SEEDS}
+    params = load_scenario_dict("scenarios/baseline.toml")
+    return {seed: run_params(params, seed=seed) for seed in SEEDS}
 
 
 def _kind(result, agent: str) -> str:

@@ -32,7 +32,7 @@ def test_a_contract_is_sized_in_gpus_from_value_duration_and_price():
     assert c.remaining_value_usd(74) == 0.0 and c.active(14) and not c.active(74)
 
 
-def test_sites_never_use_more_power_than_they_have_and_retire_whole_batches():
+def test_sites_account_for_the_power_their_batches_use_and_retire_whole_batches():
     site = Site("s", mw=10.0)
     site.add(Batch("hgx_h100", 4000, online_month=0, facility_kw_per_gpu=1.5))  # 6 MW
     assert site.free_mw() == pytest.approx(4.0) and site.gpus_by_system["hgx_h100"] == 4000

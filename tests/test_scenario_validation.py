@@ -38,17 +38,18 @@ BAD_FILES = {
                                 r"x.toml: suplier: unknown key \(did you mean 'supplier'\?\)"),
     "wrong type": ('[hyperscaler.microsoft.capex_usd_bn]\n"2025" = "abc"\n',
                    r"x.toml: hyperscaler.microsoft.capex_usd_bn.2025: expected a number, got 'abc'"),
-    "out of range": ("[rental]\nutilization = 1.5\n", r"x.toml: rental.utilization: expected a number <= 1, got 1.5"),
+    "out of range": ("[rental]\nutilization = 1.5\n", r"x.toml: rental.utilization: expected a number < 1, got 1.5"),
     "negative": ("[supplier.delay_months]\nvr_nvl72 = -2\n",
                  r"x.toml: supplier.delay_months.vr_nvl72: expected a number >= 0, got -2"),
     "unknown system key": ("[supplier.delay_months]\ngb300 = 3\n",
                            r"x.toml: supplier.delay_months.gb300: unknown system key; expected one of the catalog "
                            r"\(did you mean 'gb300_nvl72'\?\)"),
     "bad month": ('start = "2024-13"\n', r"x.toml: start: expected a month as YYYY-MM, got '2024-13'"),
-    "dates out of order": ('end = "2023-06"\n', r"x.toml: end: expected a month after start \(2024-01\), "
+    "dates out of order": ('end = "2023-06"\n', r"x.toml: end: expected a month on or after start \(2024-01\), "
                                                 r"got '2023-06'"),
-    "anchors out of order": ('[max_campus_mw]\n"2023-06" = 100\n',
-                             r"x.toml: max_campus_mw.2023-06: expected dates in increasing order"),
+    "start before any system ships": ('start = "2021-01"\n', r"x.toml: start: expected a month on or after 2022-10"),
+    "a reference job H100 cannot run": ("[reference_jobs.train]\ngpus = 8\n",
+                                        r"x.toml: reference_jobs.train: expected a job HGX H100 can run"),
     "probabilities": ("[supplier]\nslip_probs = [0.5, 0.5, 0.5, 0.5]\n",
                       r"x.toml: supplier.slip_probs: expected probabilities summing to 1"),
     "unknown agent in a contract": ('[[contracts]]\nlab = "openai"\nprovider = "corewave"\ndate = "2026-01"\n'
@@ -77,7 +78,7 @@ def test_bad_scenario_files_give_one_line_naming_file_field_value_and_expectatio
 def test_contract_with_unknown_provider_names_the_nearest_agent(folder):
     path = child(folder, '[[contracts]]\nlab = "openai"\nprovider = "corewave"\ndate = "2026-01"\n'
                          "value_usd_bn = 1\nduration_years = 2\n")
-    # a child's [[contracts]] replaces the parent's list, so this is contract 0
+    # a child's [[contracts]] replaces the parent's whole list (TOML arrays are not merged), so this is contract 0
     with pytest.raises(InputError, match=r"x.toml: contracts.0.provider: expected a provider agent, got 'corewave' "
                                          r"\(did you mean 'coreweave'\?\)"):
         load_scenario_dict(path)
@@ -87,8 +88,23 @@ def test_a_problem_in_the_parent_file_names_the_parent(folder):
     base = folder / "baseline.toml"
     base.write_text(base.read_text().replace("utilization = 0.7", "utilization = 7"))
     path = child(folder, "[rental]\nmargin = 0.2\n")
-    with pytest.raises(InputError, match=r"baseline.toml: rental.utilization: expected a number <= 1, got 7"):
+    with pytest.raises(InputError, match=r"baseline.toml: rental.utilization: expected a number < 1, got 7"):
         load_scenario_dict(path)
+
+
+def test_a_child_can_add_an_anchor_anywhere_in_a_dated_series(folder):
+    data = load_scenario_dict(child(folder, '[max_campus_mw]\n"2027-06" = 2500\n'))
+    dates = list(data["max_campus_mw"])
+    assert "2027-06" in dates and dates == sorted(dates)
+
+
+def test_anchors_out_of_order_in_a_parameter_tree_are_refused():
+    from model.scenario.schema import validate
+
+    params = load_scenario_dict(SCENARIOS / "baseline.toml")
+    params["max_campus_mw"] = {"2026-01": 1500, "2025-01": 1000}
+    with pytest.raises(InputError, match=r"parameters: max_campus_mw.2025-01: expected dates in increasing order"):
+        validate(params, "parameters")
 
 
 def test_extends_merges_tables_and_keeps_the_rest(folder):
@@ -104,7 +120,7 @@ BAD_SETS = {
     "supplier.growht=2": r"--set supplier.growht: unknown key",
     "kinds.neocloud.pue=abc": r"--set kinds.neocloud.pue: expected a number, got 'abc'",
     "kinds.neocloud.pue=0.5": r"--set: kinds.neocloud.pue: expected a number >= 1, got 0.5",
-    "end=2023-01": r"--set: end: expected a month after start",
+    "end=2023-01": r"--set: end: expected a month on or after start",
     "supplier.delay_months.vr_nvl72=-1": r"--set: supplier.delay_months.vr_nvl72: expected a number >= 0, got -1",
     "supplier": r"expected KEY=VALUE",
     "supplier=3": r"--set supplier: is a table; set one of its keys",
@@ -116,6 +132,19 @@ def test_bad_overrides_name_the_flag_field_and_value(override):
     base = load_scenario_dict(SCENARIOS / "baseline.toml")
     with pytest.raises(InputError, match=BAD_SETS[override]):
         apply_overrides(base, [override])
+
+
+def test_overrides_can_set_optional_fields_the_file_leaves_out_but_not_invent_agents():
+    base = load_scenario_dict(SCENARIOS / "baseline.toml")
+    assert "volume_delay_months" not in base["supplier"]
+    out = apply_overrides(base, ["supplier.volume_delay_months.gb200_nvl72=4",
+                                 "hyperscaler.microsoft.capex_usd_bn.2027=200"])
+    assert out["supplier"]["volume_delay_months"] == {"gb200_nvl72": 4}
+    assert out["hyperscaler"]["microsoft"]["capex_usd_bn"]["2027"] == 200
+    with pytest.raises(InputError, match=r"--set lab.newlab: unknown key"):
+        apply_overrides(base, ["lab.newlab.frontier_flop_factor=1"])
+    with pytest.raises(InputError, match=r"--set supplier.volume_delay_months.gb300: unknown key"):
+        apply_overrides(base, ["supplier.volume_delay_months.gb300=1"])
 
 
 def test_good_overrides_keep_types_and_do_not_modify_the_input():
@@ -145,4 +174,8 @@ def test_cli_exits_2_with_one_line_and_writes_nothing(folder):
                            "--set", "kinds.neocloud.pue=0.5"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "--set: kinds.neocloud.pue: expected a number >= 1, got 0.5" in proc.stderr
+    assert not out.exists()
+    proc = subprocess.run([sys.executable, "-m", "model", "run", str(SCENARIOS / "baseline.toml"), "--out", str(out),
+                           "--seed", "-1"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--seed: expected a whole number >= 0, got '-1'" in proc.stderr
     assert not out.exists()

@@ -279,6 +279,7 @@ def test_sweep_must_be_a_table(tmp_path):
     ([], "the following arguments are required: --runs"),
     (["--runs", "2", "--workers", "0"], "--workers: expected a positive whole number"),
     (["--runs", "2", "--workers", "2", "--scheduler", "tcp://127.0.0.1:8786"], "not allowed with argument"),
+    (["--runs", "2", "--seed", "-1"], "--seed: expected a whole number >= 0, got '-1'"),
 ])
 def test_bad_arguments_exit_2(tmp_path, capsys, args, expected):
     scenario = scenario_file(tmp_path)
@@ -293,7 +294,6 @@ def test_bad_arguments_exit_2(tmp_path, capsys, args, expected):
     (["--set", "supplier.supply_growth_multiplier=2"], "--set supplier.supply_growth_multiplier: this parameter "
      "is sampled by"),
     (["--set", "supplier.supply_growht_multiplier=2"], "did you mean 'supply_growth_multiplier'"),
-    (["--seed", "-1"], "--seed -1: expected a whole number >= 0"),
     (["--scheduler", "nonsense://x"], "--scheduler 'nonsense://x': not a Dask address"),
 ])
 def test_bad_values_exit_2_with_one_line(tmp_path, capsys, args, expected):

@@ -6,7 +6,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
-from pathlib import Path
 
 import pandas as pd
 
@@ -15,6 +14,8 @@ from model.market.model import EVENT_COLUMNS, MarketModel
 
 @dataclass
 class Results:
+    """One run's tables (DESIGN.md columns) and its manifest."""
+
     agents: pd.DataFrame
     market: pd.DataFrame
     events: pd.DataFrame
@@ -24,14 +25,9 @@ class Results:
         return {"agents": self.agents, "market": self.market, "events": self.events}
 
 
-def _set(d: dict, dotted: str, value) -> None:
-    *head, last = dotted.split(".")
-    for h in head:
-        d = d.setdefault(h, {})
-    d[last] = value
-
-
 def run_params(params: dict, seed: int = 0) -> Results:
+    """Run a resolved, validated parameter tree for one seed (scenario files: `model.scenario.load_scenario_dict`
+    and `apply_overrides` first)."""
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat()
     m = MarketModel.from_params(params, seed=seed)
@@ -51,16 +47,4 @@ def run_params(params: dict, seed: int = 0) -> Results:
     return res
 
 
-def run_scenario(path, seed: int = 0, overrides: dict | None = None) -> Results:
-    """Run a scenario TOML (with `extends`) for one seed; overrides are {"dotted.key": value}."""
-    from model.scenario.loading import load_scenario_dict, scenario_hash
-
-    params = load_scenario_dict(path)
-    for k, v in (overrides or {}).items():
-        _set(params, k, v)
-    res = run_params(params, seed)
-    res.manifest = {"scenario_file": str(Path(path)), "scenario_sha256": scenario_hash(path), **res.manifest}
-    return res
-
-
-__all__ = ["EVENT_COLUMNS", "MarketModel", "Results", "run_params", "run_scenario"]
+__all__ = ["EVENT_COLUMNS", "MarketModel", "Results", "run_params"]

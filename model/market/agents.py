@@ -15,6 +15,7 @@ import mesa
 
 from model.hardware.systems import systems
 from model.market import capability
+from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
 from model.market.sites import Batch, Build, Site
 
@@ -49,7 +50,7 @@ def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int
 
     def rank(option: tuple[str, int]) -> tuple[bool, float, float]:
         k, g = option
-        days = capability.frontier_run_days(k, g, ref)
+        days = capability.frontier_run_days(k, g, ref, model.params["frontier"]["precision"])
         return days is not None, -(days or 0.0), g * systems()[k].h100e_per_gpu
 
     return max(options, key=rank)
@@ -75,7 +76,8 @@ class Buyer(mesa.Agent):
         self.start_fleet = dict.fromkeys(keys, 0)
         self.budget_cum_usd = 0.0
         self.budget_lapsed_usd = 0.0
-        self.financing_usd = 0.0
+        self.debt_usd = 0.0  # borrowed against contract backlog (neoclouds); once raised, it stays raised
+        self.contract_funding_usd = 0.0  # customers' money for contracts delivered on schedule
         self.committed_usd = 0.0  # value of every order placed
         self.capex_usd = 0.0  # paid on shipment
         self.build_started_mw_by_year: dict[int, float] = {}
@@ -128,6 +130,11 @@ class Buyer(mesa.Agent):
             self._budget_by_year[year] = self.annual_capex_usd(year) * share * own * self.kp["capex_multiplier"] / 12
         return self._budget_by_year[year]
 
+    def monthly_spending_usd(self, year: int) -> float:
+        """The month's NVIDIA-system spending in the capex plan, equity- and debt-funded alike."""
+        share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
+        return self.annual_capex_usd(year) * share * self.kp["capex_multiplier"] / 12
+
     def accrue(self, year: int) -> None:
         """Add the month's budget. Capex that could not be placed does not pile up without end: uncommitted budget
         beyond `budget_carry_months` of spending lapses (guidance is cut, as CoreWeave's was in 2025)."""
@@ -144,7 +151,12 @@ class Buyer(mesa.Agent):
             t = self.model.time_index
             closed = t - self.kp["financing_lag_months"]  # debt against a contract closes months after signing
             backlog = sum(c.remaining_value_usd(t) for c in self.contracts_as_provider if c.signed_month <= closed)
-            self.financing_usd = max(self.financing_usd, multiple * backlog)  # debt raised stays raised
+            self.debt_usd = max(self.debt_usd, multiple * backlog)
+
+    @property
+    def financing_usd(self) -> float:
+        """Money beyond the capex budget: debt plus contract funding."""
+        return self.debt_usd + self.contract_funding_usd
 
     def cash_usd(self) -> float:
         return self.budget_cum_usd + self.financing_usd - self.committed_usd
@@ -209,7 +221,8 @@ class Buyer(mesa.Agent):
         the contract starts."""
         s = systems()[contract.system]
         t = self.model.time_index
-        self.financing_usd += contract.gpus * self.model.supplier.price_usd(contract.system, t) / s.gpus_per_system
+        price_per_gpu = self.model.supplier.price_usd(contract.system, t) / s.gpus_per_system
+        self.contract_funding_usd += contract.gpus * price_per_gpu
         mw = contract.gpus * s.system_power_kw_per_gpu * self.pue / 1000.0
         years = range(self.model.year_at(t), self.model.year_at(max(contract.start_month, t)) + 1)
         for year in years:
@@ -279,7 +292,7 @@ class Buyer(mesa.Agent):
         top = max(scores.values())
         sharp = self.model.params["choice_sharpness"]
         weights = {k: (v / top) ** sharp for k, v in scores.items() if v > 0}
-        weights = {k: w for k, w in weights.items() if w >= 0.05}
+        weights = {k: w for k, w in weights.items() if w >= self.model.params["choice_min_weight"]}
         total = sum(weights.values())
         best_now = max((k for k in weights if sup.shipping(k, t)), key=weights.get, default=None)
         for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):
@@ -460,17 +473,18 @@ class Buyer(mesa.Agent):
 class Provider(Buyer):
     """A hyperscaler or neocloud: sells capacity to labs under contracts and to the market by the hour."""
 
-    def contracted_gpus(self, t: int) -> int:
-        return sum(c.gpus for c in self.contracts_as_provider if c.active(t))
+    def contracted_h100e(self, t: int, excluding: str | None = None) -> float:
+        """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
+        return sum(c.h100e for c in self.contracts_as_provider if c.end_month > t and c.lab != excluding)
 
     def offer(self, t: int) -> tuple[str, int, float] | None:
-        """What this provider can offer a lab now: its largest cluster less what other contracts hold, at the
-        rental price of that system; None if it has nothing free."""
+        """What this provider can offer a lab now: its largest cluster less the compute already sold under
+        contracts (running or yet to start), at the rental price of that system; None if nothing is free."""
         k, g = self.largest_cluster()
-        free = g - self.contracted_gpus(t)
-        if k is None or free <= 0:
+        if k is None:
             return None
-        return k, free, self.model.rental_usd_per_gpu_hour(k)
+        free = int(g - self.contracted_h100e(t) / systems()[k].h100e_per_gpu)
+        return (k, free, self.model.rental_usd_per_gpu_hour(k)) if free > 0 else None
 
 
 class RestOfMarket(Buyer):
@@ -497,14 +511,24 @@ class Lab(Buyer):
         self.flop_factor = float(p.get("frontier_flop_factor", 1.0))
 
     def hosted_clusters(self, t: int) -> list[tuple[str, int]]:
-        """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) gives its
-        whole clusters; a contract gives at most the GPUs it covers in any one of the provider's clusters."""
-        gpus_by_provider: dict[str, int] = dict.fromkeys(self.p.get("hosts", []), 1 << 62)
+        """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) lends its
+        clusters less the compute other labs hold there under contract; a contract gives at most the compute it
+        covers (in H100e) in any one of the provider's clusters."""
+        catalog = systems()
+        hosts = self.p.get("hosts", [])
+        own: dict[str, float] = {}
         for c in self.contracts:
             if c.active(t):
-                gpus_by_provider[c.provider] = gpus_by_provider.get(c.provider, 0) + c.gpus
-        return [(k, min(g, gpus)) for provider, gpus in gpus_by_provider.items()
-                for k, g in self.model.buyers[provider].clusters()]
+                own[c.provider] = own.get(c.provider, 0.0) + c.h100e
+        out = []
+        for name in dict.fromkeys([*hosts, *own]):
+            provider = self.model.buyers[name]
+            others = provider.contracted_h100e(t, excluding=self.name) if name in hosts else 0.0
+            for k, g in provider.clusters():
+                per_gpu = catalog[k].h100e_per_gpu
+                limit = g - others / per_gpu if name in hosts else own[name] / per_gpu
+                out.append((k, int(max(0.0, min(g, limit)))))
+        return out
 
     def accessible_cluster(self) -> tuple[str | None, int]:
         """The most capable cluster the lab can train on: its own or one a provider runs for it."""
@@ -513,8 +537,8 @@ class Lab(Buyer):
     def train(self) -> None:
         """Finish a run that is due; start the next one on the most capable cluster the lab can reach. A run
         follows the frontier trend (`frontier.flop_2024` x this lab's factor, growing `growth_per_year`), or, when
-        the cluster cannot do that within `max_run_days`, the largest run it can; a run no bigger than the last
-        one (by 10%) is not worth starting."""
+        the cluster cannot do that within `max_run_days`, the largest run it can; a run not `min_run_growth`
+        times the last one is not worth starting."""
         t = self.model.time_index
         params = self.model.params["frontier"]
         if self.run_end_month is not None and t >= self.run_end_month:
@@ -526,12 +550,15 @@ class Lab(Buyer):
         if k is None:
             return
         limit = params["max_run_days"]
-        flop = params["flop_2024"] * self.flop_factor * params["growth_per_year"] ** (t / 12)
-        days = capability.frontier_run_days(k, g, flop)
+        since_2024 = t + month_index(self.model.start, "2024-01")  # the trend is anchored in January 2024
+        flop = params["flop_2024"] * self.flop_factor * params["growth_per_year"] ** (since_2024 / 12)
+        precision = params["precision"]
+        days = capability.frontier_run_days(k, g, flop, precision)
         if days is not None and days > limit:  # the trend does not fit: the largest run that does
             flop *= limit / days
-            days = capability.frontier_run_days(k, g, flop)
-        if days is None or days > limit * 1.05 or flop < 1.1 * self.last_run_flop:
+            days = capability.frontier_run_days(k, g, flop, precision)
+        # (5% over the limit is within the rounding of the FLOP grid the performance model is asked on)
+        if days is None or days > limit * 1.05 or flop < params["min_run_growth"] * self.last_run_flop:
             return
         self.last_run_flop = flop
         self.run_end_month = t + max(1, round(days / 30.4))
@@ -555,7 +582,10 @@ class Lab(Buyer):
         if headroom < self.kp["min_contract_usd_bn"] * 1e9 / self.kp["contract_years"]:
             return
         best: tuple[float, Provider, str, int, float] | None = None
+        hosts = self.p.get("hosts", [])
         for provider in self.model.providers:
+            if provider.name in hosts:
+                continue  # a partner host's clusters are open to the lab already
             offer = provider.offer(t)
             if offer is None:
                 continue
@@ -569,7 +599,7 @@ class Lab(Buyer):
         _, provider, k, gpus, price = best
         years = self.kp["contract_years"]
         value = gpus * 8760.0 * price * years
-        self.model.sign_contract(contract_from_terms(self.name, provider.name, t, t, years, value, k, price),
+        self.model.sign_contract(contract_from_terms(self.name, provider.name, t, t, years, value, k, price, gpus),
                                  f"{provider.name}: ${value / 1e9:.1f}B over {years:g} years (offer)")
 
     def advance(self) -> None:

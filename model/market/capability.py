@@ -72,17 +72,19 @@ def _round_gpus(gpus: int) -> int:
 
 
 @cache
-def _frontier_days(system: str, gpus: int, flop: float) -> float | None:
-    return _train_frontier_days(system, gpus, flop, precision="fp8")
+def _frontier_days(system: str, gpus: int, flop: float, precision: str) -> float | None:
+    return _train_frontier_days(system, gpus, flop, precision=precision)
 
 
-def frontier_run_days(system: str, gpus: int, flop: float) -> float | None:
+def frontier_run_days(system: str, gpus: int, flop: float, precision: str = "fp8") -> float | None:
     """Days to train `flop` on one cluster of `gpus` of `system` (None if no layout fits).
 
-    The cluster is floored to a power of two and the run evaluated at the nearest FLOP on a grid of quarter
-    powers of two, then scaled linearly to `flop` (within 10%), so that a few hundred evaluations serve a run."""
+    The run is evaluated on the cluster floored to a power of two (layouts divide it) and at the nearest FLOP on a
+    grid of quarter powers of two, then scaled linearly to the cluster (the extra GPUs as more data-parallel
+    replicas) and to `flop` (within 10%), so that a few hundred evaluations serve a whole run."""
     if gpus <= 0:
         return None
     step = round(math.log2(flop) * 4) / 4
-    days = _frontier_days(system, _round_gpus(gpus), float(2.0**step))
-    return None if days is None else days * flop / 2.0**step
+    rounded = _round_gpus(gpus)
+    days = _frontier_days(system, rounded, float(2.0**step), precision)
+    return None if days is None else days * flop / 2.0**step * rounded / gpus

@@ -57,7 +57,7 @@ class MarketModel(mesa.Model):
             buyer.skip_firsts(deployed)
         self.announced = sorted(params.get("contracts", []), key=lambda c: c["date"])
         self.contracts: list[Contract] = []
-        self._utilisation = (-1, 0.0)
+        self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
         self.datacollector = DataCollector(
             model_reporters=self._market_reporters(),
             tables={"agents": self.agent_columns()},
@@ -129,17 +129,19 @@ class MarketModel(mesa.Model):
         return min(systems()[k].system_power_kw for k in self.system_keys) * pue / 1000.0
 
     def named_monthly_budget_usd(self, year: int) -> float:
-        """NVIDIA-system budgets of every named buyer this month (the rest of the market is sized against it)."""
-        return sum(b.monthly_budget_usd(year) for b in self.buyers.values() if b.kind != "other")
+        """NVIDIA-system spending of every named buyer this month, however funded (the rest of the market is sized
+        against it)."""
+        return sum(b.monthly_spending_usd(year) for b in self.buyers.values() if b.kind != "other")
 
     def contracted_utilisation(self) -> float:
         """Share of the providers' online compute (H100e) that labs hold under active contracts this month."""
         t = self.time_index
-        if self._utilisation[0] != t:
+        key = (t, len(self.contracts), sum(b.placements for b in self.providers))
+        if self._utilisation[0] != key:
             catalog = systems()
             held = sum(c.gpus * catalog[c.system].h100e_per_gpu for c in self.contracts if c.active(t))
             online = sum(b.h100e() for b in self.providers)
-            self._utilisation = (t, min(1.0, held / online) if online else 0.0)
+            self._utilisation = (key, min(1.0, held / online) if online else 0.0)
         return self._utilisation[1]
 
     def rental_usd_per_gpu_hour(self, k: str) -> float:
@@ -189,7 +191,7 @@ class MarketModel(mesa.Model):
         self._sign_contracts()
         self.buyer_set.shuffle_do("step")  # a seeded random order each month
         self.supplier.step()
-        self.buyer_set.do("advance")
+        self.buyer_set.shuffle_do("advance")  # seeded too: who reaches a milestone first in a month is not list order
         self._collect()
         self.time_index += 1
         if self.time_index >= self.n_months:
@@ -203,6 +205,7 @@ class MarketModel(mesa.Model):
     def _collect(self) -> None:
         date = self.current_date
         ref = self.params["reference_frontier_flop"]
+        precision = self.params["frontier"]["precision"]
         for b in self.buyers.values():
             online = b.gpus_online()
             k, g = b.accessible_cluster()
@@ -210,7 +213,7 @@ class MarketModel(mesa.Model):
             row.update({f"gpus_online_{key}": int(online[key]) for key in self.system_keys})
             row.update(h100e=b.h100e(), power_mw_online=b.power_online_mw(), power_mw_used=b.power_used_mw(),
                        largest_cluster_gpus=int(g), capex_usd_cumulative=b.capex_usd,
-                       frontier_run_days=capability.frontier_run_days(k, g, ref) if k else None)
+                       frontier_run_days=capability.frontier_run_days(k, g, ref, precision) if k else None)
             self.datacollector.add_table_row("agents", row)
         self.datacollector.collect(self)
 

@@ -62,7 +62,7 @@ class Supplier(mesa.Agent):
             slip = 0
             if catalog[k].status != "dropped" and catalog[k].first_shipment >= params["slip_after"]:
                 slip = int(model.rng.choice(params["slip_months"], p=params["slip_probs"]))
-                if slip:
+                if slip and first < model.n_months:  # no events dated after the run
                     model.add_event(date_of(model.start, max(first, 0)), self.name, "roadmap_slip", k, 0,
                                     f"{slip} months")
             self.first[k] = first + slip

@@ -43,7 +43,22 @@ def load_scenario_dict(path: Path | str) -> dict[str, Any]:
     validated against the schema (InputError naming the file that sets the bad field)."""
     from model.scenario.schema import validate
 
-    return validate(_load_merged(Path(path)), Path(path))
+    return validate(_sort_dated(_load_merged(Path(path))), Path(path))
+
+
+DATED_SERIES = (("max_campus_mw",), ("supplier", "cowos_wafers_per_month"), ("supplier", "hbm_tb_per_month"))
+
+
+def _sort_dated(tree: dict[str, Any]) -> dict[str, Any]:
+    """Put the anchors of dated series in date order, so a child scenario can add one anywhere."""
+    for path in DATED_SERIES:
+        node: Any = tree
+        for part in path[:-1]:
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        series = node.get(path[-1]) if isinstance(node, dict) else None
+        if isinstance(series, dict):
+            node[path[-1]] = dict(sorted(series.items(), key=lambda kv: str(kv[0])))
+    return tree
 
 
 def _load_merged(path: Path, _depth: int = 0) -> dict[str, Any]:
@@ -86,7 +101,8 @@ def _coerce(text: str, like: Any, where: str) -> Any:
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
-    """Apply `dotted.path=value` overrides; a path must exist in the scenario, with the nearest name suggested."""
+    """Apply `dotted.path=value` overrides, then validate. A path must exist in the scenario or be one the schema
+    knows (an optional field the file leaves out); otherwise the nearest name is suggested."""
     out = copy.deepcopy(data)
     for item in overrides:
         if "=" not in item:
@@ -98,13 +114,19 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "-
             where = f"{source} {'.'.join(parts[: depth + 1])}"
             if not isinstance(node, dict):
                 raise InputError(f"{where}: {'.'.join(parts[:depth])} is a value, not a table")
+            last = depth == len(parts) - 1
             if part not in node:
-                raise InputError(f"{where}: unknown key{nearest(part, list(node))}")
-            if depth == len(parts) - 1:
+                from model.scenario.schema import path_is_known
+
+                if not path_is_known(parts[: depth + 1]):
+                    raise InputError(f"{where}: unknown key{nearest(part, list(node))}")
+                # a key the schema knows that this scenario leaves out (an optional field, a system's delay)
+                node[part] = _coerce(text.strip(), None, where) if last else {}
+            elif last:
                 if isinstance(node[part], dict):
                     raise InputError(f"{where}: is a table; set one of its keys ({', '.join(node[part])})")
                 node[part] = _coerce(text.strip(), node[part], where)
-            else:
+            if not last:
                 node = node[part]
     if overrides:
         from model.scenario.schema import validate

@@ -59,9 +59,15 @@ class MarketScenario(Scenario):
         return apply_overrides(base, sets, source="knob") if sets else base
 
 
+# what a knob means when the scenario does not set its path (no delay, multipliers of one)
+KNOB_NEUTRAL: dict[str, float] = {knob: 0 if knob == "vr_delay_months" else 1.0 for knob in KNOBS}
+
+
 def knob_value(params: dict[str, Any], knob: str) -> Any:
-    """The value a knob has in a parameter tree (for slider defaults)."""
+    """The value a knob has in a parameter tree (for slider defaults); its neutral value where the tree is silent."""
     node: Any = params
     for part in KNOBS[knob].split("."):
+        if not isinstance(node, dict) or part not in node:
+            return KNOB_NEUTRAL[knob]
         node = node[part]
     return node

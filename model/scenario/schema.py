@@ -16,14 +16,16 @@ import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from model.errors import InputError, nearest
-from model.hardware.systems import SYSTEM_KEYS
+from model.hardware.systems import SYSTEM_KEYS, systems
 from model.hardware.workloads import workloads
 
+BASELINE_SYSTEM = "hgx_h100"  # the system every other is measured against (H100-equivalents)
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 _YEAR = re.compile(r"^\d{4}$")
 
@@ -73,11 +75,13 @@ class Frontier(_Strict):
     flop_2024: Positive
     growth_per_year: Positive
     max_run_days: Positive
+    min_run_growth: Annotated[float, Field(ge=1)]
+    precision: Literal["bf16", "fp8", "nvfp4"]
 
 
 class Rental(_Strict):
     amortization_years: Positive
-    utilization: Annotated[float, Field(gt=0, le=1)]
+    utilization: Annotated[float, Field(gt=0, lt=1)]
     margin: NonNegative
     pue: Annotated[float, Field(ge=1, le=3)]
     usd_per_kwh: NonNegative
@@ -212,6 +216,7 @@ class Scenario(_Strict):
     reference_frontier_flop: Positive
     power_lead_time_multiplier: Positive
     choice_sharpness: Positive
+    choice_min_weight: Annotated[float, Field(ge=0, lt=1)]
     reference_jobs: ReferenceJobs
     max_campus_mw: Annotated[ByMonth, Field(min_length=1)]
     frontier: Frontier
@@ -305,8 +310,13 @@ def _message(error: dict, where: Callable[[str], str]) -> str:
 
 # -- relations between fields -------------------------------------------------------------------------------
 def _check_relations(tree: dict[str, Any], fail: Callable[[str, str], None]) -> None:
-    if tree["end"] <= tree["start"]:
-        fail("end", f"expected a month after start ({tree['start']}), got {tree['end']!r}")
+    if tree["end"] < tree["start"]:
+        fail("end", f"expected a month on or after start ({tree['start']}), got {tree['end']!r}")
+    earliest = min(s.first_shipment for s in systems().values())
+    if tree["start"] < earliest:
+        fail("start", f"expected a month on or after {earliest} (the first system's first shipment), "
+                      f"got {tree['start']!r}")
+    _check_reference_jobs(tree["reference_jobs"], fail)
     sup = tree["supplier"]
     if len(sup["slip_probs"]) != len(sup["slip_months"]):
         fail("supplier.slip_probs", f"expected {len(sup['slip_months'])} probabilities (one per slip_months entry), "
@@ -353,6 +363,64 @@ def _check_relations(tree: dict[str, Any], fail: Callable[[str, str], None]) -> 
             fail(f"contracts.{i}.lab", f"expected an agent, got {c['lab']!r}{nearest(c['lab'], sorted(agents))}")
         if c.get("start") is not None and c["start"] < c["date"]:
             fail(f"contracts.{i}.start", f"expected a month on or after its date ({c['date']}), got {c['start']!r}")
+
+
+def _check_reference_jobs(jobs: dict[str, Any], fail: Callable[[str, str], None]) -> None:
+    """Every system is compared with HGX H100 on the reference jobs, so H100 must be able to run them."""
+    from model.performance.serving import serve_estimate
+    from model.performance.training import train_estimate
+
+    train = jobs["train"]
+    precision = "fp8" if train["precision"] == "nvfp4" else train["precision"]  # H100 has no FP4
+    if not train_estimate(BASELINE_SYSTEM, train["gpus"], train["workload"], precision, train["seq_len"],
+                          train["global_batch_seqs"]).feasible:
+        fail("reference_jobs.train", f"expected a job HGX H100 can run (every system is compared with it), got "
+                                     f"{train['workload']} on {train['gpus']} GPUs with a batch of "
+                                     f"{train['global_batch_seqs']}")
+    for i, job in enumerate(jobs["serve"]):
+        if not serve_estimate(BASELINE_SYSTEM, job["gpus"], job["workload"], "fp8", job["input_tokens"],
+                              job["output_tokens"], scenario=job["scenario"]).feasible:
+            fail(f"reference_jobs.serve.{i}", f"expected a job HGX H100 can serve (every system is compared with "
+                                              f"it), got {job['workload']} on {job['gpus']} GPUs")
+
+
+def path_is_known(parts: list[str]) -> bool:
+    """Whether the schema has a place for this dotted path: fields of tables, and keys of tables keyed by system,
+    year or month (not new agents: those belong in a scenario file)."""
+    annotation: Any = Scenario
+    for i, part in enumerate(parts):
+        annotation = _unwrap(annotation)
+        fields = getattr(annotation, "model_fields", None)
+        if fields is not None:
+            if part not in fields:
+                return False
+            annotation = fields[part].annotation
+            continue
+        if get_origin(annotation) is dict:
+            key_type, annotation = get_args(annotation)
+            key_type = _unwrap(key_type)
+            if get_origin(key_type) is Literal:
+                if part not in get_args(key_type):
+                    return False
+            elif key_type is str and i == len(parts) - 1 and not (_MONTH.match(part) or _YEAR.match(part)):
+                return False  # a new agent name: agents are declared in scenario files
+            continue
+        return False
+    return True
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The type inside Annotated[...] and Optional/Union (the first branch that is a table)."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, UnionType):
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            annotation = next((a for a in args if getattr(a, "model_fields", None) is not None
+                               or get_origin(_unwrap(a)) is dict), args[0])
+        else:
+            return annotation
 
 
 # -- which file says what ------------------------------------------------------------------------------------
