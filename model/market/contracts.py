@@ -33,10 +33,6 @@ class Contract:
         """The compute the contract buys, in H100-equivalents (GPUs of the system it was priced in)."""
         return self.gpus * systems()[self.system].h100e_per_gpu
 
-    def gpus_of(self, system: str) -> int:
-        """How many GPUs of `system` the contract's compute amounts to."""
-        return int(self.h100e / systems()[system].h100e_per_gpu)
-
     @property
     def annual_cost_usd(self) -> float:
         return self.value_usd * 12.0 / max(self.end_month - self.start_month, 1)
