@@ -9,9 +9,7 @@ import numpy as np
 
 from model.performance.serving import serve_estimate
 
-CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "validation" / "inference_calibration.csv"
-if not CALIBRATION.exists():
-    CALIBRATION = Path("/work/shared/validation/inference_calibration.csv")
+CALIBRATION = Path(__file__).resolve().parents[1] / "validation" / "inference_calibration.csv"
 
 # MLPerf benchmark -> (catalog workload, mean input tokens, mean output tokens). Means of the benchmark datasets
 # (approximate: OpenOrca for llama2-70b, the 405B long-context mix, CNN/DailyMail for 8B, the Mixtral mix); the

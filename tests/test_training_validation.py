@@ -6,9 +6,7 @@ import numpy as np
 
 from model.performance.training import calibration_cases, train_estimate
 
-CSV = Path(__file__).resolve().parents[2] / "shared" / "validation" / "training_calibration.csv"
-if not CSV.exists():
-    CSV = Path("/work/shared/validation/training_calibration.csv")
+CSV = Path(__file__).resolve().parents[1] / "validation" / "training_calibration.csv"
 
 # Qwen3-30B-A3B rows: the same hardware and model were published at 121 vs 203-206 TFLOP/s (H100) and 547 vs
 # 923-936 (GB200) across Megatron-Bridge releases, a 1.7x software spread no single physics model fits within 35%.

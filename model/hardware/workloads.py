@@ -1,7 +1,7 @@
 """Model architectures (dense and MoE, GQA or MLA attention) and their parameter and FLOP counts.
 
 Counts come from the shape, so a custom model defined by shape or by parameter count behaves like a catalog one.
-FLOPs per token follow ../shared/validation/README.md: 6 x (N_active - N_input_embedding) + 6 x L x s x d.
+FLOPs per token follow validation/README.md: 6 x (N_active - N_input_embedding) + 6 x L x s x d.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Physics, per model instance of `g = tp x pp` GPUs (MoE experts spread over all `
   decode pools, and wins when the TPOT limit is tight.
 
 Layouts (tp, pp, instance size) and batch sizes are searched together as numpy arrays. The few efficiency
-parameters are global (no per-system or per-case factors), fitted on ../shared/validation/inference_calibration.csv
+parameters are global (no per-system or per-case factors), fitted on validation/inference_calibration.csv
 (MLPerf Inference v5.1, software of Sept 2025); `software_maturity(date)` scales to other months.
 
 Shared helpers (efficiency constants, collective costs) are local copies for now; training.py keeps its own.
@@ -69,7 +69,7 @@ SCENARIOS = ("offline", "server", "interactive")
 
 # -- software era --------------------------------------------------------------------------------------------
 # Same hardware served DeepSeek-R1 1.6-1.8x faster in MLPerf Inference v6.0 (~2026-04) than in v5.1 (2025-09)
-# (../shared/validation/README.md). Assumption: a logistic in months, 1.0 at 2025-09 and 1.7 at 2026-04, bounded
+# (validation/README.md). Assumption: a logistic in months, 1.0 at 2025-09 and 1.7 at 2026-04, bounded
 # between 0.6 (early-2024 software) and 2.2 (the gains of kernels, speculative decoding and wide EP saturate).
 CALIBRATION_DATE = "2025-09"
 MATURITY_LOW, MATURITY_HIGH = 0.6, 2.2

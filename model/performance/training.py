@@ -11,7 +11,7 @@ Which ops run at which precision:
 Collectives: TP over NVLink; CP and EP over NVLink when their group fits one NVLink domain, else the scale-out NIC;
 DP reduce-scatter / all-gather over NVLink if the whole DP group fits one domain, else the NIC (Gb/s per GPU).
 
-Throughput uses the model-FLOPs convention of ../shared/validation/README.md (recompute not counted).
+Throughput uses the model-FLOPs convention of validation/README.md (recompute not counted).
 """
 
 from __future__ import annotations
