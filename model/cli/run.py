@@ -4,15 +4,36 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from model.cli.args import RAW, seed
 
-from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def register(sub) -> None:
+    r = sub.add_parser("run", help="run a scenario and write a result folder",
+                       description="Run a scenario month by month and write agents/market/events tables and a "
+                       "manifest into a result folder (atomically), then print the H100e leaders, the firsts per "
+                       "generation and NVIDIA's revenue per year.",
+                       epilog="Examples:\n  airace run scenarios/baseline.toml --out results/baseline\n"
+                       "  airace run scenarios/baseline.toml --seed 3 --set supplier.delay_months.vr_nvl72=6",
+                       formatter_class=RAW)
+    r.add_argument("scenario", help="scenario file, e.g. scenarios/baseline.toml")
+    r.add_argument("--seed", type=seed, default=0, help="random seed, a whole number >= 0 (default 0)")
+    r.add_argument("--out", help="result folder (default results/<scenario name>)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario value by dotted path; repeatable")
+    r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    r.set_defaults(func=run_command)
 
 
 def summarise(agents: pd.DataFrame, events: pd.DataFrame, market: pd.DataFrame | None = None) -> list[str]:
     """Leaders by H100e at the end (the rest of the market is an aggregate, reported apart), firsts per generation
     that arrives during the run, and NVIDIA revenue per calendar year."""
+    import pandas as pd
+
     lines: list[str] = []
     if not agents.empty:
         last = agents[agents["date"] == agents["date"].max()].sort_values("h100e", ascending=False)
@@ -47,8 +68,10 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: `airace --help` and the other commands do not pay for pandas and the market.
     from model.io import write_results
     from model.market import run_params
+    from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
 
     path = Path(args.scenario)
     params = apply_overrides(load_scenario_dict(path), list(args.set))

@@ -1,0 +1,60 @@
+"""The `airace` command (also `python -m model`).
+
+Each subcommand is a module of this package with `register(subparsers)`; other packages of the project add theirs
+through the `airace.commands` entry point group (the analysis package adds `report`), so that nothing here imports
+them. Commands import their heavy dependencies when they run, which keeps `airace --help` fast.
+
+Exit codes: 0 success, 2 bad input (one line naming file, field, value and expectation), 1 anything else.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from model import __version__
+from model.cli import catalog, compare, perf, run, sweep, viz
+from model.cli.args import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, RAW, Parser
+from model.errors import InputError
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_ERROR", "EXIT_OK", "build_parser", "main"]
+
+
+def _command_plugins() -> list:
+    """`register` functions of the `airace.commands` entry point group, by name."""
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group="airace.commands"), key=lambda ep: ep.name)]
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="airace",
+        description="airace: an agent-based model of the AI infrastructure race (NVIDIA systems, hyperscalers, "
+        "neoclouds, labs) with a built-in cluster performance model.",
+        epilog="Examples:\n  airace catalog\n  airace perf train --system gb300_nvl72 --gpus 4608 --workload "
+        "llama3.1-405b --precision fp8 --seq-len 8192 --global-batch 2048\n  airace run scenarios/baseline.toml "
+        "--out results/baseline",
+        formatter_class=RAW,
+    )
+    parser.add_argument("--version", action="version", version=f"airace {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for register in (catalog.register, perf.register, run.register, *_command_plugins(), viz.register,
+                     sweep.register, compare.register):
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        print(f"airace: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("airace: interrupted", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,96 @@
+"""`airace perf train|serve`: the performance model on one job, or on every row of a CSV (`--batch`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from model.cli.args import EXIT_ERROR, EXIT_OK, RAW, Parser, positive_float, positive_int
+from model.errors import InputError
+
+
+def register(sub) -> None:
+    perf = sub.add_parser("perf", help="performance model: how fast a cluster trains or serves a model",
+                          description="Evaluate the built-in cluster performance model.")
+    perf_sub = perf.add_subparsers(dest="perf_command", required=True, parser_class=Parser)
+    t = perf_sub.add_parser("train", help="training throughput, best layout and time to train",
+                            description="Search parallel layouts (TP, PP, DP/ZeRO, CP, EP, micro-batch, recompute) "
+                            "and report the best: model TFLOP/s per GPU, step time, MFU, memory, time to train.",
+                            epilog="Example:\n  airace perf train --system gb300_nvl72 --gpus 4608 --workload "
+                            "llama3.1-405b --precision fp8 --seq-len 8192 --global-batch 2048 --tokens 1.5e13",
+                            formatter_class=RAW)
+    t.add_argument("--system", help="catalog key, e.g. gb300_nvl72")
+    t.add_argument("--gpus", type=positive_int, help="GPUs in the job")
+    t.add_argument("--workload", help="workload key, e.g. llama3.1-405b")
+    t.add_argument("--precision", choices=("bf16", "fp8", "nvfp4"), help="GEMM precision")
+    t.add_argument("--seq-len", type=positive_int, help="sequence length in tokens")
+    t.add_argument("--global-batch", type=positive_int, help="global batch in sequences")
+    t.add_argument("--tokens", type=positive_float, help="tokens to train (gives time_to_train_s)")
+    _add_output_flags(t)
+    t.set_defaults(func=_train)
+    s = perf_sub.add_parser("serve", help="serving throughput and latency",
+                            description="Search serving layouts and batch sizes: output tokens/s (cluster and "
+                            "per GPU), time to first token, time per output token.",
+                            epilog="Example:\n  airace perf serve --system gb200_nvl72 --gpus 72 --workload "
+                            "deepseek-r1 --precision nvfp4 --input-tokens 1024 --output-tokens 1024",
+                            formatter_class=RAW)
+    s.add_argument("--system", help="catalog key, e.g. gb200_nvl72")
+    s.add_argument("--gpus", type=positive_int, help="GPUs serving")
+    s.add_argument("--workload", help="workload key, e.g. deepseek-r1")
+    s.add_argument("--precision", choices=("fp8", "nvfp4"), help="weight precision")
+    s.add_argument("--input-tokens", type=positive_int, help="input tokens per request")
+    s.add_argument("--output-tokens", type=positive_int, help="output tokens per request")
+    s.add_argument("--scenario", choices=("offline", "server", "interactive"), default="offline",
+                   help="offline: max throughput; server/interactive: best throughput under latency limits")
+    _add_output_flags(s)
+    s.set_defaults(func=_serve)
+
+
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _print_result(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result))
+        return
+    for key, value in result.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, float):
+            value = f"{value:.4g}"
+        print(f"{key:>28}: {value}")
+
+
+def _run_perf(args: argparse.Namespace, name: str, batch, required: tuple[str, ...], estimate) -> int:
+    """Shared shape of `perf train` and `perf serve`: batch mode, required flags, one result."""
+    if args.batch:
+        for row in batch(args.batch):
+            print(json.dumps(row))
+        return EXIT_OK
+    missing = [n for n in required if getattr(args, n) is None]
+    if missing:
+        raise InputError(f"perf {name}: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
+                         + " (or give --batch FILE.csv)")
+    result = estimate()
+    _print_result(result.to_dict(), args.json)
+    return EXIT_OK if result.feasible else EXIT_ERROR
+
+
+def _train(args: argparse.Namespace) -> int:
+    from model.performance import training
+
+    return _run_perf(args, "train", training.train_batch,
+                     ("system", "gpus", "workload", "precision", "seq_len", "global_batch"),
+                     lambda: training.train_estimate(args.system, args.gpus, args.workload, args.precision,
+                                                     args.seq_len, args.global_batch, args.tokens))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from model.performance import serving
+
+    return _run_perf(args, "serve", serving.serve_batch,
+                     ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens"),
+                     lambda: serving.serve_estimate(args.system, args.gpus, args.workload, args.precision,
+                                                    args.input_tokens, args.output_tokens, scenario=args.scenario))
