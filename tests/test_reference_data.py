@@ -160,7 +160,7 @@ def test_power_metrics_and_h100e_metrics_are_documented():
         "active_mw", "connected_mw", "contracted_mw", "added_mw", "compute_capacity_mw", "committed_mw", "campus_mw",
     }
     h = load("h100e_by_owner.csv")
-    assert set(h["metric"]) <= {"h100e", "share_of_world_pct"}
+    assert set(h["metric"]) <= {"gpus", "h100e", "share_of_world_pct"}
     assert (h.loc[h["metric"] == "share_of_world_pct", "value"].astype(float) <= 100).all()
 
 
