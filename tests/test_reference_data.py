@@ -132,6 +132,11 @@ def test_ranges_and_periods_are_ordered():
     both = rent[(rent["usd_per_gpu_hour_low"] != "") & (rent["usd_per_gpu_hour_high"] != "")]
     assert (both["usd_per_gpu_hour_low"].astype(float) <= both["usd_per_gpu_hour_high"].astype(float)).all()
     assert ((rent["usd_per_gpu_hour_low"] != "") | (rent["usd_per_gpu_hour_high"] != "")).all()
+    assert set(rent["pricing"]) <= {
+        "on_demand", "spot", "capacity_block", "contract_1yr", "contract_3yr", "contract_5yr",
+        "median_posted", "implied",
+    }
+    assert set(rent["provider_tier"]) <= {"hyperscaler", "neocloud", "long_tail", "market"}
 
 
 def test_clusters_have_a_size_and_a_consistent_status():
