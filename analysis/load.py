@@ -100,7 +100,7 @@ def _tidy(df: pd.DataFrame, label: str, run: int | None, drop: Sequence[str] = (
     df = df.drop(columns=[c for c in drop if c in df.columns])
     if run is not None:
         df = df.assign(run=run)
-    df = df.assign(label=label, date=pd.to_datetime(df["date"]))
+    df = df.assign(label=label, date=pd.to_datetime(df["date"]).astype("datetime64[ns]"))
     front = ["label", "run"]
     return df[front + [c for c in df.columns if c not in front]]
 

@@ -25,8 +25,8 @@ from analysis.load import load
 from analysis.report import build_report
 from analysis.summaries import fiscal_quarter_of
 from model.cli import main as airace_main
-from model.io import write_results
 from model.market import run_params
+from model.results.folders import write_result_folder
 from model.scenario import apply_overrides, load_scenario_dict
 
 END = "2026-12"
@@ -45,7 +45,7 @@ def _write_sweep(out: Path, values=SWEEP_VALUES, param: str | None = PARAM) -> P
     for i, value in enumerate(values):
         seed = SWEEP_BASE_SEED + i
         res = run_params(_params(f"{param}={value}") if param else _params(), seed=seed)
-        write_results(out / "runs" / f"run_{i:04d}", res.tables(), res.manifest)
+        write_result_folder(out / "runs" / f"run_{i:04d}", res.tables(), res.manifest)
         row = {"run": i, "seed": seed, "status": "ok", "error": "", "wall_time_s": res.manifest["wall_time_s"]}
         if param:
             row[param] = value
@@ -69,7 +69,7 @@ def _write_sweep(out: Path, values=SWEEP_VALUES, param: str | None = PARAM) -> P
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     res = run_params(_params(), seed=3)
-    return write_results(tmp_path_factory.mktemp("runs") / "short_run", res.tables(),
+    return write_result_folder(tmp_path_factory.mktemp("runs") / "short_run", res.tables(),
                          {"scenario_file": "scenarios/baseline.toml", **res.manifest})
 
 

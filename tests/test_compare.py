@@ -13,8 +13,8 @@ import pytest
 
 from model.cli import main
 from model.compare import compare
-from model.io import write_results
 from model.market import run_params
+from model.results.folders import write_result_folder
 from model.scenario import apply_overrides, load_scenario_dict
 from model.sweep import run_sweep
 
@@ -32,7 +32,7 @@ def folders(tmp_path_factory):
     for name, seed, sets in [("a", 0, ["end=2026-12"]),
                              ("b", 5, ["end=2026-12", "supplier.supply_growth_multiplier=0.6"])]:
         result = run_params(apply_overrides(params, sets), seed)
-        runs[name] = write_results(base / name, result.tables(), {"seed": seed, **result.manifest})
+        runs[name] = write_result_folder(base / name, result.tables(), {"seed": seed, **result.manifest})
     scenario = base / "short.toml"
     scenario.write_text(f'extends = "{BASELINE.as_posix()}"\nend = "2025-12"\n')
     runs["sweep"] = run_sweep(scenario, SWEEP_RUNS, out=base / "sweep", base_seed=20, workers=2)
@@ -40,7 +40,8 @@ def folders(tmp_path_factory):
 
 
 def tables(folder: Path) -> dict[str, pd.DataFrame]:
-    return {n: pd.read_parquet(folder / f"{n}.parquet") for n in ("agents", "market", "events")}
+    tables = {n: pd.read_parquet(folder / f"{n}.parquet") for n in ("agents", "market", "events")}
+    return {n: df.assign(date=df["date"].dt.strftime("%Y-%m-%d")) for n, df in tables.items()}
 
 
 def direct_run_stats(folder: Path) -> dict:

@@ -69,8 +69,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: `airace --help` and the other commands do not pay for pandas and the market.
-    from model.io import write_results
     from model.market import run_params
+    from model.results.folders import write_result_folder
     from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
 
     path = Path(args.scenario)
@@ -80,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
     manifest = {"scenario_file": str(path), "scenario_sha256": scenario_hash(path), "overrides": list(args.set),
                 **result.manifest}
     out = Path(args.out) if args.out else Path("results") / path.stem
-    write_results(out, result.tables(), manifest)
+    write_result_folder(out, result.tables(), manifest)
     if not args.quiet:
         print(f"wrote {out}/ (agents, market, events, manifest) in {manifest['wall_time_s']:.2f} s")
         print("\n".join(summarise(result.agents, result.events, result.market)))
