@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from conftest import SWEEP_PARAM, SWEEP_RUNS, agents_table, events_table, market_table
 
+from model.cli import main as airace_main
 from model.errors import InputError
 from model.results import DATE_DTYPE, SchemaError, conform, read_folder, read_folders
 from model.results.folders import write_result_folder
@@ -132,6 +133,19 @@ def test_damaged_result_folder_is_one_line_naming_the_file(short_run, tmp_path, 
     with pytest.raises(InputError) as err:
         read_folder(folder)
     assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_commands_exit_2_on_a_damaged_folder_and_write_nothing(short_run, tmp_path, capsys, command):
+    folder = tmp_path / "damaged"
+    shutil.copytree(short_run, folder)
+    expected = _damage(folder, "wrong columns")
+    out = tmp_path / "out"
+    args = [command, str(folder)] + (["--out", str(out)] if command == "report" else [])
+    assert airace_main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err and "Traceback" not in err
+    assert not out.exists()
 
 
 def test_unfinished_sweep_is_refused(small_sweep, tmp_path):
