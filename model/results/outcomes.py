@@ -278,24 +278,40 @@ def _runs_of(label: object, runs: int | Mapping[str, int]) -> int:
     return int(runs[str(label)]) if isinstance(runs, Mapping) else int(runs)
 
 
+def date_band(df: pd.DataFrame, keys: Sequence[str], runs: int | Mapping[str, int]) -> pd.DataFrame:
+    """Months at 5%, 50% and 95% of a `date` column across runs for each `label` (when present) and `keys`, by the
+    inverted CDF over the runs that have a date. Returns label, keys, runs (all runs of the input: `runs`, or per
+    label), runs_reached, date, date_p05, date_p95."""
+    by = [*(["label"] if "label" in df.columns and "label" not in keys else []), *keys]
+    cols = [*by, "runs", "runs_reached", "date", "date_p05", "date_p95"]
+    rows = []
+    for key, group in df.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        p05, med, p95 = month_quantiles(group["date"])
+        label = key[0] if "label" in by else None
+        rows.append({**dict(zip(by, key, strict=True)), "runs": _runs_of(label, runs), "runs_reached": len(group),
+                     "date": med, "date_p05": p05, "date_p95": p95})
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("date", "date_p05", "date_p95"):
+        out[c] = out[c].astype(DATE_DTYPE)
+    return out
+
+
 def firsts_across_runs(first: pd.DataFrame, runs: int | Mapping[str, int]) -> pd.DataFrame:
     """`firsts` of several runs summarised per (label,) event and system: `date`, `date_p05`, `date_p95` (months
     by inverted CDF over the runs with the event), `agent` (most often first) and `agent_frequency` (its share of
     those runs), `gpus` (median), `runs_with_event`, and `runs` (all runs of the input: `runs`, or per label)."""
     by = [*(["label"] if "label" in first.columns else []), "event", "system"]
     cols = [*by, "date", "date_p05", "date_p95", "agent", "agent_frequency", "gpus", "runs_with_event", "runs"]
+    if first.empty:
+        return pd.DataFrame(columns=cols)
+    dates = date_band(first, by, runs).rename(columns={"runs_reached": "runs_with_event"})
     rows = []
     for key, group in first.groupby(by, sort=False):
-        p05, med, p95 = month_quantiles(group["date"])
         agent, freq = mode(group["agent"])
-        label = key[0] if "label" in by else None
-        rows.append({**dict(zip(by, key, strict=True)), "date": med, "date_p05": p05, "date_p95": p95,
-                     "agent": agent, "agent_frequency": freq, "gpus": float(group["gpus"].median()),
-                     "runs_with_event": len(group), "runs": _runs_of(label, runs)})
-    out = pd.DataFrame(rows, columns=cols)
-    for c in ("date", "date_p05", "date_p95"):
-        out[c] = out[c].astype(DATE_DTYPE)
-    return out
+        rows.append({**dict(zip(by, key, strict=True)), "agent": agent, "agent_frequency": freq,
+                     "gpus": float(group["gpus"].median())})
+    return dates.merge(pd.DataFrame(rows), on=by)[cols]
 
 
 def leaders_across_runs(standing: pd.DataFrame) -> pd.DataFrame:
