@@ -201,3 +201,25 @@ def test_sweep_outcomes_per_run_and_across_runs(small_sweep):
     assert gb300["date"] in set(per_run["date"])
     totals = O.totals(src.agents, at="end")
     assert len(totals) == SWEEP_RUNS and totals["total_h100e"].nunique() > 1
+
+
+def test_run_summary_prints_these_outcomes(short_run):
+    """`airace run` prints the leaders, firsts and full-year revenue of the outcomes module."""
+    from model.cli.run import summarise
+
+    tables = {name: pd.read_parquet(short_run / f"{name}.parquet") for name in ("agents", "market", "events")}
+    text = "\n".join(summarise({n: df.assign(date=df["date"].dt.strftime("%Y-%m-%d")) for n, df in tables.items()}))
+    a, m = tables["agents"], tables["market"]
+    last = a[a["date"] == a["date"].max()]
+    named = last[last["kind"] != "other"].sort_values("h100e", ascending=False)
+    lines = text.splitlines()
+    assert lines[0].startswith("H100e leaders at 2026-12") and lines[1].split()[0] == named.iloc[0]["agent"]
+    assert "rest_of_market" not in text.split("First online")[0].split(":", 1)[1]
+    first = O.firsts(read_folder(short_run).events, a, which=["first_online"])
+    for r in first.itertuples():
+        assert f"  {r.system:<19} {r.date:%Y-%m}  {r.agent} ({r.gpus:,} GPUs)" in lines
+    yearly = m.groupby(m["date"].dt.year)["nvidia_revenue_usd"].sum() / 1e9
+    assert ("NVIDIA revenue by calendar year (USD bn, full years): "
+            + ", ".join(f"{y} {v:.0f}" for y, v in yearly.items())) in lines
+    assert any(line.startswith("NVIDIA revenue by NVIDIA fiscal year, Feb-Jan (USD bn, full years): FY2025 ")
+               and "FY2024" not in line and "FY2027" not in line for line in lines)
