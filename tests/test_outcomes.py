@@ -93,9 +93,13 @@ def test_the_aggregate_counts_in_shares_but_never_leads():
 
 
 def test_totals_count_the_aggregate_and_the_largest_cluster_is_a_named_one():
-    t = O.totals(AGENTS).set_index("date")
+    days = {"zeta": 30.0, "alpha": float("nan"), "rest_of_market": 5.0}
+    t = O.totals(AGENTS.assign(frontier_run_days=AGENTS["agent"].map(days))).set_index("date")
     assert t.loc[month("2025-06"), "total_h100e"] == 200 and t.loc[month("2025-06"), "aggregate_h100e"] == 130
     assert t["largest_cluster_gpus"].tolist() == [2000, 3000]  # the aggregate's 9,000 is not a cluster anyone holds
+    assert t["fastest_frontier_run_days"].tolist() == [30.0, 30.0]  # nor its 5 days a run anyone can start
+    k = O.kind_shares(AGENTS, at="end").set_index("kind")
+    assert k["share"].to_dict() == pytest.approx({"hyperscaler": 0.25, "lab": 0.1, "other": 0.65})
 
 
 def test_year_ends_are_each_december_and_the_last_month():

@@ -112,19 +112,33 @@ def leaders(agents: pd.DataFrame, at: At = "year_ends") -> pd.DataFrame:
 
 
 def totals(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
-    """Per run and date: `total_h100e` (all agents), `named_h100e`, `aggregate_h100e`, and `largest_cluster_gpus`,
-    the largest cluster of any named agent."""
+    """Per run and date: `total_h100e` (all agents), `named_h100e`, `aggregate_h100e`, `largest_cluster_gpus` (the
+    largest cluster of any named agent) and `fastest_frontier_run_days` (the fewest days any named agent needs for
+    the reference frontier run; empty while no cluster fits it)."""
     a = _with_run(agents)
     keys = run_keys(a)
     a = a[_at_mask(a, keys, at)]
     named = is_named(a["kind"])
     a = a.assign(named_h100e=a["h100e"].where(named, 0.0),
-                 named_cluster_gpus=a["largest_cluster_gpus"].where(named, 0))
+                 named_cluster_gpus=a["largest_cluster_gpus"].where(named, 0),
+                 named_run_days=a["frontier_run_days"].where(named))
     out = a.groupby([*keys, "date"], sort=True).agg(total_h100e=("h100e", "sum"), named_h100e=("named_h100e", "sum"),
-                                                    largest_cluster_gpus=("named_cluster_gpus", "max"))
+                                                    largest_cluster_gpus=("named_cluster_gpus", "max"),
+                                                    fastest_frontier_run_days=("named_run_days", "min"))
     out.insert(2, "aggregate_h100e", out["total_h100e"] - out["named_h100e"])
     out["largest_cluster_gpus"] = out["largest_cluster_gpus"].astype("int64")
     return out.reset_index()
+
+
+def kind_shares(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
+    """Per run, date and agent kind: the kind's H100e and its share of all H100e (the aggregate is kind `other`)."""
+    a = _with_run(agents)
+    keys = run_keys(a)
+    a = a[_at_mask(a, keys, at)]
+    out = a.groupby([*keys, "date", "kind"], sort=True)["h100e"].sum().reset_index()
+    total = out.groupby([*keys, "date"])["h100e"].transform("sum")
+    out["share"] = (out["h100e"] / total.where(total > 0)).astype(float)
+    return out
 
 
 # -- firsts -------------------------------------------------------------------------------------------------------
