@@ -18,7 +18,7 @@ fi; \
 exit 1
 endef
 
-.PHONY: run test venv lint clean
+.PHONY: run test test-fast venv lint clean
 
 $(PY):
 	@py=$$( $(find_python) ) || { echo "error: no Python >= 3.12 found. Looked for python3.13 and python3.12 on PATH and for 3.12+/3.13+ under 'pyenv root'/versions. Install one (e.g. 'pyenv install 3.12') and retry." >&2; exit 1; }; \
@@ -41,8 +41,29 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest -q
 
+test-fast: $(STAMP)  # the quick loop: everything but the slow and browser tests (CI runs them all)
+	$(VENV)/bin/pytest -q -m "not slow and not browser"
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+# README numbers and figures: seeded sweeps of the baseline and of each scenario (the same seeds), then
+# analysis.readme rewrites the README's tables between its <!-- generated:... --> markers and docs/figure_*.png.
+README_SEEDS ?= 20
+SCENARIO_SEEDS ?= 10
+SENSITIVITY_RUNS ?= 40
+README_RESULTS := results/readme
+README_SCENARIOS := rubin_delay hbm_shortage power_constrained neocloud_surge openai_stargate
+
+.PHONY: readme
+readme: $(STAMP)
+	rm -rf $(README_RESULTS)
+	$(VENV)/bin/airace sweep scenarios/baseline.toml --runs $(README_SEEDS) --out $(README_RESULTS)/baseline --quiet
+	for s in $(README_SCENARIOS); do \
+	  $(VENV)/bin/airace sweep scenarios/$$s.toml --runs $(SCENARIO_SEEDS) --out $(README_RESULTS)/$$s --quiet || exit 1; \
+	done
+	$(VENV)/bin/airace sweep scenarios/uncertainty.toml --runs $(SENSITIVITY_RUNS) --out $(README_RESULTS)/uncertainty --quiet
+	$(PY) -m analysis.readme $(README_RESULTS) --readme README.md --figures docs
 
 .PHONY: viz viz-screenshot
 viz: $(STAMP)

@@ -38,7 +38,7 @@ def options_from(args: argparse.Namespace) -> Options:
 
 def module_main(name: str, description: str, make: Callable, argv: Sequence[str] | None = None) -> int:
     """Parse, load, draw; exit 0 on success, 2 (one line) on bad input."""
-    from analysis.load import load
+    from model.results import read_folders
 
     prog = f"python -m analysis.{name}"
     parser = argparse.ArgumentParser(prog=prog, description=description,
@@ -47,7 +47,7 @@ def module_main(name: str, description: str, make: Callable, argv: Sequence[str]
     add_common_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        files = make(load(args.results), Path(args.out), options_from(args))
+        files = make(read_folders(args.results), Path(args.out), options_from(args))
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

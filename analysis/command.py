@@ -1,18 +1,27 @@
-"""`airace report`, registered with the command line through the `airace.commands` entry point (see
-pyproject.toml), so that the model package does not import the analysis package. Heavy imports wait for the run."""
+"""`airace report` and `airace compare`, registered with the command line through the `airace.commands` entry point
+group (see pyproject.toml), so that the model package does not import the analysis package. Each command imports its
+module when it runs (pandas, matplotlib): `airace --help` stays fast."""
 
 from __future__ import annotations
 
 import argparse
 
+RAW = argparse.RawDescriptionHelpFormatter
+
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from analysis.report import run
+    from analysis.report import run  # lazy: matplotlib and seaborn only for this command
 
     return run(args)
 
 
-def register(sub) -> None:
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from analysis.compare import command  # lazy: pandas only for this command
+
+    return command(args)
+
+
+def register_report(sub) -> None:
     """Add the `report` subcommand to the `airace` command line's subparsers."""
     rep = sub.add_parser("report", help="figures (PNG, SVG, CSV) and report.md from result and sweep folders",
                          description="Draw capacity, generations, race timeline, frontier-run days, market, "
@@ -21,11 +30,30 @@ def register(sub) -> None:
                          epilog="Examples:\n  airace report results/baseline --out results/baseline/figures\n"
                          "  airace report results/baseline results/slow_vr --out results/compare\n"
                          "  airace report results/sweep --out results/sweep/figures --log",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=RAW)
     rep.add_argument("results", nargs="+", metavar="RESULTS",
                      help="result folders (airace run) and/or sweep folders (airace sweep)")
     rep.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md")
     rep.add_argument("--log", action="store_true", help="log-scale H100e axis in the capacity figure")
     rep.add_argument("--revenue-year", type=int, metavar="YYYY",
-                     help="calendar year of the sensitivity's revenue outcome (default 2027 if simulated)")
+                     help="calendar year of the sensitivity's revenue outcome (default 2027 if fully simulated)")
     rep.set_defaults(func=_cmd_report)
+
+
+def register_compare(sub) -> None:
+    """Add the `compare` subcommand to the `airace` command line's subparsers."""
+    c = sub.add_parser("compare", help="compare result folders and sweep folders side by side",
+                       description="For each input (a result folder or a sweep folder): who leads by H100e at "
+                       "each year end (with share), when each system is first delivered, first comes online and "
+                       "first reaches a cluster at scale (agent and date; for sweeps the median date, 5-95%% "
+                       "interval and the most frequent agent), end-of-horizon total H100e and largest cluster, and "
+                       "NVIDIA revenue per fully simulated calendar and fiscal year (median and 5-95%% interval "
+                       "across runs). The rest of the market counts in totals but never leads or is first.",
+                       epilog="Examples:\n  airace compare results/baseline results/slow_supply\n"
+                       "  airace compare results/baseline_sweep results/other_sweep --out compare.csv\n"
+                       "  airace compare results/baseline --json",
+                       formatter_class=RAW)
+    c.add_argument("inputs", nargs="+", metavar="FOLDER", help="result folders and/or sweep folders")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--out", metavar="FILE.csv", help="also write the comparison as a long CSV table")
+    c.set_defaults(func=_cmd_compare)

@@ -15,28 +15,26 @@ from matplotlib.lines import Line2D
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.load import ResultSet
-from analysis.summaries import band, date_band, first_per_run, systems_in
+from analysis.summaries import systems_in
+from model.results import ResultSet
+from model.results import outcomes as O
 
 NAME = "comparison"
 TITLE = "Scenario comparison"
 
 
 def tables(rs: ResultSet) -> dict[str, pd.DataFrame]:
+    """Bands across runs of each input: total H100e and the largest named cluster by month, NVIDIA revenue per fully
+    simulated calendar year, and the month each system first came online (named agents)."""
     runs = {s.label: s.n_runs for s in rs.sources}
-    total = rs.agents.groupby(["label", "run", "date"], sort=False)["h100e"].sum().reset_index()
-    cluster = rs.agents.groupby(["label", "run", "date"], sort=False)["largest_cluster_gpus"].max().reset_index()
-    m = rs.market.assign(year=rs.market["date"].dt.year)
-    g = m.groupby(["label", "run", "year"], sort=False)["nvidia_revenue_usd"]
-    yearly = pd.DataFrame({"nvidia_revenue_usd": g.sum(), "months": g.count()}).reset_index()
-    yearly = yearly[yearly["months"] == 12].drop(columns="months")
-    firsts = first_per_run(rs.events, "first_online")
+    totals = O.totals(rs.agents)
+    yearly = O.revenue(rs.market, "calendar_year")
+    firsts = O.firsts(rs.events, rs.agents, which=["first_online"])
     return {
-        "h100e": band(total, ["date"], "h100e"),
-        "revenue": band(yearly, ["year"], "nvidia_revenue_usd"),
-        "cluster": band(cluster, ["date"], "largest_cluster_gpus"),
-        "firsts": date_band(firsts, ["system"], runs) if len(firsts) else
-        pd.DataFrame(columns=["label", "system", "runs", "runs_reached", "date", "date_p05", "date_p95"]),
+        "h100e": O.band(totals, ["date"], "total_h100e"),
+        "revenue": O.band(yearly, ["year"], "nvidia_revenue_usd"),
+        "cluster": O.band(totals, ["date"], "largest_cluster_gpus"),
+        "firsts": O.date_band(firsts, ["system"], runs),
     }
 
 
@@ -57,7 +55,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     colors = F.label_colors(rs.labels)
     fig = F.new_figure(9.5)
     axd = fig.subplot_mosaic([["h100e", "revenue"], ["cluster", "firsts"]])
-    _lines(axd["h100e"], t["h100e"], "h100e", colors, 1e6)
+    _lines(axd["h100e"], t["h100e"], "total_h100e", colors, 1e6)
     axd["h100e"].set_ylabel("H100e (millions)")
     axd["h100e"].set_title("Total H100-equivalent capacity")
 
@@ -83,11 +81,11 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
 
     _lines(axd["cluster"], t["cluster"], "largest_cluster_gpus", colors, 1e3)
     axd["cluster"].set_ylabel("largest single cluster (thousand GPUs)")
-    axd["cluster"].set_title("Largest cluster of any agent")
+    axd["cluster"].set_title("Largest cluster of a named agent")
 
     ax = axd["firsts"]
     f = t["firsts"]
-    systems = systems_in(["x" + s for s in f["system"].unique()], "x")
+    systems = systems_in(f["system"].unique())
     step = 0.7 / len(rs.labels)
     for i, label in enumerate(rs.labels):
         d = f[f["label"] == label].set_index("system")
@@ -104,7 +102,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     ax.grid(axis="y", visible=False)
     F.date_axis(ax)
     ax.set_ylabel("system")
-    ax.set_title("First brought online by any agent")
+    ax.set_title("First brought online by a named agent")
 
     def describe(label: str) -> str:
         n = rs.source(label).n_runs

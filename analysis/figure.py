@@ -7,10 +7,7 @@ its figure size times DPI and can be checked.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +23,7 @@ import seaborn as sns  # noqa: E402
 
 from model.errors import InputError  # noqa: E402
 from model.palette import AGENT_COLORS, SYSTEM_COLORS, agent_color, system_color  # noqa: E402
+from model.results import write_csv, write_file_atomically  # noqa: E402
 
 DPI = 200
 WIDTH_IN = 12.0
@@ -176,32 +174,8 @@ def kind_panels(fig, data: pd.DataFrame, value: str, kinds: list[str], ylabel: s
         ax.tick_params(labelbottom=True)
 
 
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic(path, lambda p: p.write_text(text))
-    return path
-
-
-def write_csv(path: Path, df: pd.DataFrame) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = df.copy()
-    for col in out.columns:  # ISO dates in CSVs, as in the result tables
-        if pd.api.types.is_datetime64_any_dtype(out[col]):
-            out[col] = out[col].dt.strftime("%Y-%m-%d")
-    _atomic(path, lambda p: out.to_csv(p, index=False))
-    return path
+    return write_file_atomically(path, lambda p: p.write_text(text))
 
 
 def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame]) -> FigureFile:
@@ -210,9 +184,9 @@ def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     try:
-        _atomic(png, lambda p: fig.savefig(p, format="png", dpi=DPI))
+        write_file_atomically(png, lambda p: fig.savefig(p, format="png", dpi=DPI))
         fig.set_layout_engine("none")  # keep the layout just computed: the SVG matches the PNG and saves faster
-        _atomic(svg, lambda p: fig.savefig(p, format="svg"))
+        write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
         width_in, height_in = fig.get_size_inches()
     finally:
         plt.close(fig)

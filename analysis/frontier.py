@@ -14,8 +14,9 @@ import pandas as pd
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.load import ResultSet
-from analysis.summaries import band, kinds_in
+from analysis.summaries import kinds_in
+from model.results import ResultSet
+from model.results.outcomes import band
 
 NAME = "frontier"
 TITLE = "Days to train the reference frontier run on each agent's largest cluster"

@@ -16,8 +16,9 @@ import pandas as pd
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.load import ResultSet
-from analysis.summaries import band, quarter_bounds, quarterly_revenue, systems_in
+from analysis.summaries import systems_in
+from model.results import ResultSet
+from model.results import outcomes as O
 
 NAME = "market"
 TITLE = "NVIDIA revenue, order backlog and rental prices"
@@ -29,8 +30,8 @@ BACKLOG, RENTAL = "backlog_units_", "rental_usd_per_gpu_hour_"
 def reported_revenue() -> pd.DataFrame:
     """Reported NVIDIA data-center revenue per fiscal quarter (USD), with quarter bounds, source and date."""
     df = pd.read_csv(REPORTED_CSV, comment="#")
-    bounds = [quarter_bounds(y, q) for y, q in zip(df["fiscal_year"], df["fiscal_quarter"], strict=True)]
-    df["quarter_start"] = [b[0] for b in bounds]
+    df["quarter_start"] = [O.fiscal_quarter_start(y, q) for y, q in zip(df["fiscal_year"], df["fiscal_quarter"],
+                                                                        strict=True)]
     df["reported_dc_revenue_usd"] = df["dc_revenue_usd_bn"] * 1e9
     return df
 
@@ -45,12 +46,13 @@ def _gpus_per_system(key: str) -> int | None:
 
 
 def revenue_table(rs: ResultSet) -> pd.DataFrame:
-    """Per label and fiscal quarter: runs, months simulated, model revenue (median, 5-95%), reported DC revenue."""
-    q = quarterly_revenue(rs.market)
-    keys = ["fiscal_year", "fiscal_quarter", "quarter", "quarter_start", "quarter_end", "months"]
-    out = band(q, keys, "nvidia_revenue_usd")
-    rep = reported_revenue()[["quarter", "reported_dc_revenue_usd", "source_url"]]
-    return out.merge(rep, on="quarter", how="left")
+    """Per label and fiscal quarter: runs, months simulated (partial quarters at the run's edges are kept and
+    flagged), model revenue (median, 5-95%), reported DC revenue."""
+    q = O.revenue(rs.market, "fiscal_quarter", partial="flag")
+    keys = ["period", "fiscal_year", "fiscal_quarter", "period_start", "period_end", "months", "complete"]
+    out = O.band(q, keys, "nvidia_revenue_usd")
+    rep = reported_revenue()[["quarter", "reported_dc_revenue_usd", "source_url"]].rename(columns={"quarter": "period"})
+    return out.merge(rep, on="period", how="left")
 
 
 def _long_band(rs: ResultSet, prefix: str, value: str) -> pd.DataFrame:
@@ -60,7 +62,7 @@ def _long_band(rs: ResultSet, prefix: str, value: str) -> pd.DataFrame:
     m[cols] = m[cols].apply(pd.to_numeric, errors="coerce")
     long = m.melt(id_vars=["label", "run", "date"], var_name="system", value_name=value)
     long["system"] = long["system"].str.removeprefix(prefix)
-    return band(long, ["date", "system"], value)
+    return O.band(long, ["date", "system"], value)
 
 
 def backlog_table(rs: ResultSet) -> pd.DataFrame:
@@ -78,8 +80,8 @@ def rental_table(rs: ResultSet) -> pd.DataFrame:
 
 
 def _revenue_panel(ax, rev: pd.DataFrame, color: str) -> None:
-    mid = rev["quarter_start"] + pd.Timedelta(days=45)
-    full = rev["months"] == 3
+    mid = rev["period_start"] + pd.Timedelta(days=45)
+    full = rev["complete"]
     yerr = None
     if (rev["runs"] > 1).any():
         yerr = np.vstack([rev["nvidia_revenue_usd"] - rev["nvidia_revenue_usd_p05"],

@@ -17,9 +17,10 @@ import pandas as pd
 from analysis import FIGURE_MODULES
 from analysis.cli import DEFAULT_OPTIONS, Options, add_common_arguments, options_from
 from analysis.figure import FigureFile, NotApplicable, sys_name, write_text
-from analysis.load import ResultSet, load
-from analysis.summaries import band, leading_first, systems_in
+from analysis.summaries import systems_in
 from model.errors import InputError
+from model.results import ResultSet, read_folders
+from model.results import outcomes as O
 
 TOP = 5
 
@@ -39,47 +40,50 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def summary(rs: ResultSet, label: str) -> list[str]:
-    """Leaders by H100e at the end, firsts per generation, largest clusters (medians and 5-95% for sweeps)."""
+    """Leaders by H100e at the end, firsts per generation, largest clusters (medians and 5-95% for sweeps), all from
+    the outcomes module (its conventions: named agents lead and are first, the rest of the market counts in totals)."""
     src = rs.source(label)
     agents = rs.agents[rs.agents["label"] == label]
-    end = agents["date"].max()
-    last = agents[agents["date"] == end]
-    h = band(last, ["agent", "kind"], "h100e")
-    c = band(last, ["agent"], "largest_cluster_gpus").set_index("agent")
-    fr = band(last, ["agent"], "frontier_run_days").set_index("agent")
+    standing = O.standings(agents, at="end")
+    end = standing["date"].max()
     ranged = " (median, 5-95% range in brackets)" if src.n_runs > 1 else ""
     lines = [f"### {label}", "",
              f"{'Sweep' if src.is_sweep else 'Run'} of `{src.scenario_file or '?'}`, {src.n_runs} "
              f"run{'s' if src.n_runs != 1 else ''}, {agents['date'].min():%Y-%m} to {end:%Y-%m}.", "",
              f"**H100e leaders at {end:%Y-%m}**{ranged}", ""]
-    rest = h[h["kind"] == "other"]  # the rest of the market: an aggregate of many buyers, reported apart
+    named = standing[O.is_named(standing["kind"])]
+    rest = standing[~O.is_named(standing["kind"])].groupby("run")["h100e"].sum()
     if len(rest):
-        lines[-2] += f" (the rest of the market, an aggregate, holds {rest['h100e'].sum() / 1e6:.2f} M)"
+        lines[-2] += f" (the rest of the market, an aggregate, holds {rest.median() / 1e6:.2f} M)"
+    h = O.band(named, ["agent", "kind"], "h100e").sort_values(["h100e", "agent"], ascending=[False, True])
+    c = O.band(named, ["agent"], "largest_cluster_gpus").set_index("agent")
+    fr = O.band(named, ["agent"], "frontier_run_days").set_index("agent")
     rows = []
-    for r in h[h["kind"] != "other"].sort_values("h100e", ascending=False).head(TOP).itertuples():
+    for r in h.head(TOP).itertuples():
         cl = c.loc[r.agent]
-        rows.append([r.agent, r.kind, _num(r.h100e, r.h100e_p05, r.h100e_p95, r.runs, 1e6, ".2f"),
+        rows.append([r.agent, r.kind, _num(r.h100e, r.h100e_p05, r.h100e_p95, src.n_runs, 1e6, ".2f"),
                      _num(cl["largest_cluster_gpus"], cl["largest_cluster_gpus_p05"], cl["largest_cluster_gpus_p95"],
                           src.n_runs, 1, ",.0f")])
     lines += _md_table(["agent", "kind", "H100e (millions)", "largest cluster (GPUs)"], rows)
 
-    lead = leading_first(rs.events[rs.events["label"] == label])
-    lines += ["**Firsts per generation**" + (" (most frequent first agent, share of runs, its median date)"
-                                           if src.n_runs > 1 else ""), ""]
+    first = O.firsts_across_runs(O.firsts(rs.events[rs.events["label"] == label], agents), src.n_runs)
+    lines += ["**Firsts per generation**" + (" (median month over the runs that reached it, the most frequent first "
+                                           "agent and its share of those runs)" if src.n_runs > 1 else ""), ""]
     rows = []
-    for system in systems_in(["x" + s for s in lead["system"].unique()], "x") if len(lead) else []:
+    for system in systems_in(first["system"].unique()):
         cells = [sys_name(system)]
-        for event in ("first_online", "first_cluster_at_scale"):
-            sel = lead[(lead["system"] == system) & (lead["event"] == event)]
+        for event in O.FIRST_EVENTS:
+            sel = first[(first["system"] == system) & (first["event"] == event)]
             if sel.empty:
                 cells.append("-")
                 continue
             r = sel.iloc[0]
-            share = f" ({r['share']:.0%} of {r['runs']} runs)" if src.n_runs > 1 else ""
+            share = (f" ({r['agent_frequency']:.0%} of {r['runs_with_event']} runs)" if src.n_runs > 1 else "")
             gpus = f", {r['gpus']:,.0f} GPUs" if event == "first_cluster_at_scale" else ""
             cells.append(f"{r['date']:%Y-%m} {r['agent']}{share}{gpus}")
         rows.append(cells)
-    lines += _md_table(["system", "first online", "first at-scale cluster"], rows) if rows else ["(no events)", ""]
+    header = ["system", "first delivery", "first online", "first at-scale cluster"]
+    lines += _md_table(header, rows) if rows else ["(no events)", ""]
 
     lines += [f"**Largest clusters at {end:%Y-%m}**{ranged}", ""]
     rows = []
@@ -113,7 +117,9 @@ def render(rs: ResultSet, figures: list[FigureFile], skipped: list[tuple[str, st
     lines += ["- Sensitivity uses Spearman rank correlations; variance-based indices (SALib Sobol/Morris) are not "
               "computed because they need a sweep sampled for them.",
               "- Reported NVIDIA data-center revenue: `analysis/data/nvidia_dc_revenue.csv` (source URL per quarter). "
-              "The model's `nvidia_revenue_usd` is summed into NVIDIA fiscal quarters (Q1 = Feb-Apr).",
+              "The model's `nvidia_revenue_usd` is summed into NVIDIA fiscal quarters (Q1 = Feb-Apr); quarters at the "
+              "run's edges that were not fully simulated are drawn faded.",
+              "- Conventions (leaders, firsts, periods, bands across runs): `model.results.outcomes`.",
               f"- Made by `airace report` in {seconds:.1f} s.", ""]
     return "\n".join(lines)
 
@@ -121,7 +127,7 @@ def render(rs: ResultSet, figures: list[FigureFile], skipped: list[tuple[str, st
 def build_report(paths: Sequence[str | Path], out: str | Path, opts: Options = DEFAULT_OPTIONS) -> Path:
     """Draw every applicable figure into `out` and write `out/report.md`; returns its path."""
     t0 = time.perf_counter()
-    rs = load(paths)
+    rs = read_folders(paths)
     out = Path(out)
     figures: list[FigureFile] = []
     skipped: list[tuple[str, str]] = []

@@ -20,8 +20,8 @@ from matplotlib.patches import Patch
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.load import ResultSet, Source
 from analysis.summaries import run_outcomes
+from model.results import ResultSet, Source
 
 NAME = "sensitivity"
 TITLE = "Sensitivity of outcomes to sampled parameters (Spearman rank correlation)"

@@ -15,8 +15,9 @@ from matplotlib.lines import Line2D
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.load import ResultSet
-from analysis.summaries import KIND_ORDER, MILESTONES, firsts_across_runs, systems_in
+from analysis.summaries import KIND_ORDER, MILESTONES, systems_in
+from model.results import ResultSet
+from model.results import outcomes as O
 
 NAME = "timeline"
 TITLE = "Race timeline: first online and first at-scale cluster per generation"
@@ -24,8 +25,10 @@ MARKERS = {"first_online": "o", "first_cluster_at_scale": "D"}
 
 
 def table(rs: ResultSet) -> pd.DataFrame:
-    """label, agent, kind, system, event, runs, runs_reached, date (median), date_p05, date_p95."""
-    t = firsts_across_runs(rs.events, {s.label: s.n_runs for s in rs.sources})
+    """label, agent, kind, system, event, runs, runs_reached, date (median), date_p05, date_p95: each agent's own
+    first of each milestone (months by the outcomes module's conventions across runs)."""
+    own = O.milestones(rs.events, which=list(MILESTONES))
+    t = O.date_band(own, ["agent", "system", "event"], {s.label: s.n_runs for s in rs.sources})
     kinds = rs.agents.drop_duplicates(["label", "agent"]).set_index(["label", "agent"])["kind"]
     t.insert(2, "kind", [kinds.get((lab, a), "") for lab, a in zip(t["label"], t["agent"], strict=True)])
     return t
@@ -44,7 +47,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     heights = [max(len(a), 1) * 0.42 + 1.0 for a in order.values()]
     fig = F.new_figure(sum(heights) + 1.6)
     subfigs = np.atleast_1d(fig.subfigures(len(rs.sources), 1, squeeze=False, height_ratios=heights)).ravel()
-    systems = [s for s in systems_in(["x" + s for s in data["system"].unique()], "x")]
+    systems = systems_in(data["system"].unique())
     step = 0.8 / max(len(systems), 1)
     offset = {s: (i - (len(systems) - 1) / 2) * step for i, s in enumerate(systems)}
     for sub, src in zip(subfigs, rs.sources, strict=True):

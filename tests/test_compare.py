@@ -1,5 +1,6 @@
-"""airace compare: leaders, first dates and end-of-horizon numbers agree with the tables computed directly,
-for result folders and for a sweep folder."""
+"""airace compare: leaders, first dates, end-of-horizon numbers and revenue agree with the tables computed directly
+(with pandas, not through the outcomes module), for result folders and for a sweep folder; the JSON, text and CSV
+outputs say the same; bad input exits 2 with one line."""
 
 from __future__ import annotations
 
@@ -10,33 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SWEEP_RUNS
 
+from analysis.compare import compare
 from model.cli import main
-from model.compare import compare
-from model.io import write_results
-from model.market import run_params
-from model.scenario import apply_overrides, load_scenario_dict
-from model.sweep import run_sweep
-
-ROOT = Path(__file__).resolve().parents[1]
-BASELINE = ROOT / "scenarios" / "baseline.toml"
-SWEEP_RUNS = 8
-
-
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory):
-    """Two result folders (different seeds and supply) and an 8-run seeds-only sweep folder."""
-    base = tmp_path_factory.mktemp("compare")
-    params = load_scenario_dict(BASELINE)
-    runs = {}
-    for name, seed, sets in [("a", 0, ["end=2026-12"]),
-                             ("b", 5, ["end=2026-12", "supplier.supply_growth_multiplier=0.6"])]:
-        result = run_params(apply_overrides(params, sets), seed)
-        runs[name] = write_results(base / name, result.tables(), {"seed": seed, **result.manifest})
-    scenario = base / "short.toml"
-    scenario.write_text(f'extends = "{BASELINE.as_posix()}"\nend = "2025-12"\n')
-    runs["sweep"] = run_sweep(scenario, SWEEP_RUNS, out=base / "sweep", base_seed=20, workers=2)
-    return runs
 
 
 def tables(folder: Path) -> dict[str, pd.DataFrame]:
@@ -47,28 +25,34 @@ def direct_run_stats(folder: Path) -> dict:
     """Leaders, first events and end numbers of one result folder, computed straight from its tables."""
     t = tables(folder)
     agents, market, events = t["agents"], t["market"], t["events"]
+    aggregate = set(agents.loc[agents["kind"] == "other", "agent"])  # the rest of the market never leads or is first
     leaders = {}
-    for date in sorted(d for d in agents["date"].unique() if d.endswith("-12-01")):
+    for date in sorted(d for d in agents["date"].unique() if d.month == 12 or d == agents["date"].max()):
         at = agents[agents["date"] == date]
-        named = at[at["kind"] != "other"]  # the rest of the market counts in the total but does not lead
-        top = named.loc[named["h100e"].idxmax()]
-        leaders[date[:7]] = (top["agent"], top["h100e"] / at["h100e"].sum(), dict(zip(at["agent"], at["h100e"] /
-                                                                                      at["h100e"].sum(), strict=True)))
+        named = at[~at["agent"].isin(aggregate)].sort_values(["h100e", "agent"], ascending=[False, True])
+        top = named.iloc[0]
+        shares = dict(zip(at["agent"], at["h100e"] / at["h100e"].sum(), strict=True))
+        leaders[f"{date:%Y-%m}"] = (top["agent"], shares[top["agent"]], shares)
     firsts = {}
-    for event in ("first_online", "first_cluster_at_scale"):
-        ev = events[events["event"] == event].sort_values("date", kind="stable").drop_duplicates("system")
-        firsts[event] = {row.system: (row.date[:7], row.agent) for row in ev.itertuples()}
+    for event in ("first_delivery", "first_online", "first_cluster_at_scale"):
+        ev = events[(events["event"] == event) & ~events["agent"].isin(aggregate)]
+        ev = ev.sort_values("date", kind="stable").drop_duplicates("system")
+        firsts[event] = {row.system: (f"{row.date:%Y-%m}", row.agent) for row in ev.itertuples()}
     last = agents[agents["date"] == agents["date"].max()]
-    revenue = market.groupby(market["date"].str[:4])["nvidia_revenue_usd"].sum().to_dict()
+    months = market.groupby(market["date"].dt.year)["nvidia_revenue_usd"].agg(["sum", "count"])
+    fiscal_year = market["date"].dt.year + (market["date"].dt.month >= 2)
+    fiscal = market.groupby(fiscal_year)["nvidia_revenue_usd"].agg(["sum", "count"])
     return {"leaders": leaders, "firsts": firsts, "total_h100e": last["h100e"].sum(),
-            "largest": last["largest_cluster_gpus"].max(), "revenue": revenue}
+            "largest": last.loc[~last["agent"].isin(aggregate), "largest_cluster_gpus"].max(),
+            "revenue": {str(y): r["sum"] for y, r in months.iterrows() if r["count"] == 12},
+            "revenue_fiscal": {f"FY{y}": r["sum"] for y, r in fiscal.iterrows() if r["count"] == 12}}
 
 
-def test_result_folders_match_direct_computation(folders):
-    summaries = compare([folders["a"], folders["b"]])
+def test_result_folders_match_direct_computation(short_run, slow_supply_run):
+    summaries = compare([short_run, slow_supply_run])
     assert [s["kind"] for s in summaries] == ["run", "run"] and [s["runs"] for s in summaries] == [1, 1]
-    for summary, name in zip(summaries, ["a", "b"], strict=True):
-        direct = direct_run_stats(folders[name])
+    for summary, folder in zip(summaries, [short_run, slow_supply_run], strict=True):
+        direct = direct_run_stats(folder)
         assert set(summary["leaders"]) == {"2024-12", "2025-12", "2026-12"}
         for year, (agent, share, _) in direct["leaders"].items():
             got = summary["leaders"][year]
@@ -80,12 +64,17 @@ def test_result_folders_match_direct_computation(folders):
                 got = summary["firsts"][event][system]
                 assert (got["date_median"], got["agent"]) == (date, agent)
                 assert got["date_p05"] == got["date_p95"] == date and got["runs_with_event"] == 1
+        assert "hgx_h100" not in summary["firsts"]["first_online"]  # running at the start: not part of the race
         assert summary["end"]["date"] == "2026-12"
         assert summary["end"]["total_h100e"]["median"] == pytest.approx(direct["total_h100e"])
         assert summary["end"]["largest_cluster_gpus"]["median"] == direct["largest"]
         assert {y: v["median"] for y, v in summary["nvidia_revenue_usd"].items()} == pytest.approx(direct["revenue"])
-    # the slower supply shows up: less compute and less revenue at the end
+        assert set(summary["nvidia_revenue_usd_fiscal_year"]) == {"FY2025", "FY2026"}  # FY2024 and FY2027 partial
+        assert ({y: v["median"] for y, v in summary["nvidia_revenue_usd_fiscal_year"].items()}
+                == pytest.approx(direct["revenue_fiscal"]))
+    # the slower supply shows up: less compute and less revenue
     assert summaries[1]["end"]["total_h100e"]["median"] < summaries[0]["end"]["total_h100e"]["median"]
+    assert (summaries[1]["nvidia_revenue_usd"]["2026"]["median"] < summaries[0]["nvidia_revenue_usd"]["2026"]["median"])
 
 
 def _inverted_cdf(values: list[int], q: float) -> int:
@@ -98,11 +87,11 @@ def _month(text: str) -> int:
     return int(text[:4]) * 12 + int(text[5:7]) - 1
 
 
-def test_sweep_matches_per_run_computation(folders):
-    (summary,) = compare([folders["sweep"]])
+def test_sweep_matches_per_run_computation(small_sweep):
+    (summary,) = compare([small_sweep])
     assert summary["kind"] == "sweep" and summary["runs"] == SWEEP_RUNS
-    per_run = [direct_run_stats(folders["sweep"] / "runs" / f"run_{i:04d}") for i in range(SWEEP_RUNS)]
-    for year in ("2024-12", "2025-12"):
+    per_run = [direct_run_stats(small_sweep / "runs" / f"run_{i:04d}") for i in range(SWEEP_RUNS)]
+    for year in ("2024-12", "2025-12", "2026-12"):
         leaders = [r["leaders"][year][0] for r in per_run]
         got = summary["leaders"][year]
         top = max(sorted(set(leaders)), key=leaders.count)
@@ -111,7 +100,7 @@ def test_sweep_matches_per_run_computation(folders):
         assert got["share"]["median"] == pytest.approx(np.median(shares))
         assert got["share"]["p05"] == pytest.approx(np.percentile(shares, 5))
     checked = 0
-    for event in ("first_online", "first_cluster_at_scale"):
+    for event in ("first_delivery", "first_online", "first_cluster_at_scale"):
         systems = {s for r in per_run for s in r["firsts"][event]}
         assert set(summary["firsts"][event]) == systems
         for system in systems:
@@ -126,55 +115,49 @@ def test_sweep_matches_per_run_computation(folders):
             assert got["agent"] == top and got["agent_frequency"] == pytest.approx(agents.count(top) / len(seen))
             assert got["runs_with_event"] == len(seen) and got["runs"] == SWEEP_RUNS
             checked += 1
-    assert checked >= 10
+    assert checked >= 15
     totals = [r["total_h100e"] for r in per_run]
     end = summary["end"]["total_h100e"]
     assert (end["p05"], end["median"], end["p95"]) == pytest.approx(tuple(np.percentile(totals, [5, 50, 95])))
-    assert len(set(totals)) > 1  # the seeds matter, so the interval is a real one
+    assert len(set(totals)) > 1  # the sampled supply and the seeds matter, so the interval is a real one
     revenue_2025 = [r["revenue"]["2025"] for r in per_run]
     assert summary["nvidia_revenue_usd"]["2025"]["median"] == pytest.approx(np.median(revenue_2025))
 
 
-def test_cli_text_json_and_csv(folders, tmp_path, capsys):
+def test_cli_text_json_and_csv(short_run, small_sweep, tmp_path, capsys):
     csv = tmp_path / "cmp.csv"
-    assert main(["compare", str(folders["a"]), str(folders["sweep"]), "--out", str(csv)]) == 0
+    assert main(["compare", str(short_run), str(small_sweep), "--out", str(csv)]) == 0
     text = capsys.readouterr().out
-    direct = direct_run_stats(folders["a"])
+    direct = direct_run_stats(short_run)
     agent, share, _ = direct["leaders"]["2025-12"]
     line = next(row for row in text.splitlines() if row.startswith("H100e leader 2025-12"))
     assert f"{agent} {share:.0%}" in line and "leads" in line  # the sweep column says how often it leads
-    assert str(folders["a"]) in text.splitlines()[0] and "sweep, 8 runs" in text
+    assert str(short_run) in text.splitlines()[0] and f"sweep, {SWEEP_RUNS} runs" in text
     date, first = direct["firsts"]["first_online"]["hgx_h200"]  # H200 is new in 2024 (H100 was there at the start)
     assert f"{date} {first}" in next(r for r in text.splitlines() if r.startswith("first_online hgx_h200 "))
+    fy = next(r for r in text.splitlines() if r.startswith("NVIDIA revenue FY2025 ($bn)"))
+    assert f"{direct['revenue_fiscal']['FY2025'] / 1e9:.1f}" in fy
     long = pd.read_csv(csv)
     assert list(long.columns) == ["input", "kind", "runs", "section", "item", "statistic", "value"]
-    row = long[(long["input"] == str(folders["a"])) & (long["section"] == "h100e_leader") &
+    row = long[(long["input"] == str(short_run)) & (long["section"] == "h100e_leader") &
                (long["item"] == "2025-12") & (long["statistic"] == "agent")]
     assert row["value"].tolist() == [agent]
+    revenue = long[(long["input"] == str(short_run)) & (long["section"] == "nvidia_revenue_usd")
+                   & (long["statistic"] == "median")].set_index("item")["value"].astype(float)
+    assert {str(k): v for k, v in revenue.items()} == pytest.approx(direct["revenue"])
     assert [p.name for p in tmp_path.iterdir()] == ["cmp.csv"]
 
-    assert main(["compare", str(folders["b"]), "--json"]) == 0
+    assert main(["compare", str(short_run), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data == json.loads(json.dumps({"inputs": compare([folders["b"]])}))
-
-
-def test_unfinished_sweep_is_refused(folders, tmp_path, capsys):
-    import shutil
-
-    sweep = tmp_path / "half"
-    shutil.copytree(folders["sweep"], sweep)
-    header = json.loads((sweep / "sweep.json").read_text())
-    (sweep / "sweep.json").write_text(json.dumps({**header, "finished": None}))
-    assert main(["compare", str(sweep)]) == 2
-    assert "sweep.json: finished is empty, the sweep did not finish" in capsys.readouterr().err
+    assert data == json.loads(json.dumps({"inputs": compare([short_run])}))
 
 
 @pytest.mark.parametrize(("args", "expected"), [
     (["{tmp}"], "not a result folder (manifest.json + agents.parquet) nor a sweep folder"),
     (["{a}", "--out", "{tmp}/x.txt"], "--out {tmp}/x.txt: expected a file name ending in .csv"),
 ])
-def test_bad_inputs_exit_2(folders, tmp_path, capsys, args, expected):
-    fill = {"tmp": str(tmp_path), "a": str(folders["a"])}
+def test_bad_inputs_exit_2(short_run, tmp_path, capsys, args, expected):
+    fill = {"tmp": str(tmp_path), "a": str(short_run)}
     assert main(["compare", *(a.format(**fill) for a in args)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expected.format(**fill) in err, err

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import agents_table, events_table, market_table
 
 from model.interrupts import Terminated, signals_held, terminate_as_interrupt
-from model.io import read_results, write_results
+from model.results import conform, read_folder
+from model.results.folders import write_result_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "scenarios" / "baseline.toml"
@@ -75,6 +77,13 @@ def run_and_kill(tmp_path: Path, point: str, sig: int, out: Path) -> subprocess.
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
+def tiny_tables(h100e: float) -> dict[str, pd.DataFrame]:
+    """A whole (if small) result: one agent, one month."""
+    return {"agents": agents_table([("2024-01", "aws", "hyperscaler", h100e)]),
+            "market": market_table("2024-01", [1e9]), "events": events_table([])}
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["run", "write"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_interrupted_run_leaves_nothing(tmp_path, point, sig):
@@ -87,20 +96,21 @@ def test_interrupted_run_leaves_nothing(tmp_path, point, sig):
     assert list(parent.iterdir()) == []  # no result folder, no .baseline.* temporary folder
 
 
+@pytest.mark.slow
 def test_interrupted_overwrite_keeps_the_old_folder_whole(tmp_path):
     parent = tmp_path / "results"
     out = parent / "baseline"
-    old = {"agents": pd.DataFrame({"date": ["2024-01-01"], "h100e": [1.0]}), "market": pd.DataFrame({"a": [1]}),
-           "events": pd.DataFrame({"b": [2]})}
-    write_results(out, old, {"seed": 99})
+    old = tiny_tables(99.0)
+    write_result_folder(out, old, {"seed": 99})
     done = run_and_kill(tmp_path, "write", signal.SIGTERM, out)
     assert done.returncode == 1
     assert [p.name for p in parent.iterdir()] == ["baseline"]
-    kept = read_results(out)
-    assert kept["manifest"] == {"seed": 99}
-    pd.testing.assert_frame_equal(kept["agents"], old["agents"])
+    kept = read_folder(out)
+    assert kept.manifest == {"seed": 99}
+    pd.testing.assert_frame_equal(kept.agents.drop(columns="run"), conform("agents", old["agents"]))
 
 
+@pytest.mark.slow
 def test_uninterrupted_run_writes_a_whole_readable_folder(tmp_path):
     out = tmp_path / "results" / "ok"
     done = subprocess.run([sys.executable, "-m", "model", "run", str(BASELINE), "--out", str(out), "--seed", "3",
@@ -121,7 +131,7 @@ def _umask() -> int:
 
 def test_write_error_mid_write_cleans_up_and_restores(tmp_path, monkeypatch):
     out = tmp_path / "r"
-    write_results(out, {"agents": pd.DataFrame({"x": [1]})}, {"v": 1})
+    write_result_folder(out, tiny_tables(1.0), {"v": 1})
     calls = []
 
     def failing(self, path, *args, **kwargs):
@@ -133,9 +143,10 @@ def test_write_error_mid_write_cleans_up_and_restores(tmp_path, monkeypatch):
     real = pd.DataFrame.to_parquet
     monkeypatch.setattr(pd.DataFrame, "to_parquet", failing)
     with pytest.raises(KeyboardInterrupt):
-        write_results(out, {"agents": pd.DataFrame({"x": [2]}), "market": pd.DataFrame({"y": [3]})}, {"v": 2})
+        write_result_folder(out, tiny_tables(2.0), {"v": 2})
     assert [p.name for p in tmp_path.iterdir()] == ["r"]
-    assert read_results(out)["manifest"] == {"v": 1}
+    kept = read_folder(out)
+    assert kept.manifest == {"v": 1} and kept.agents["h100e"].tolist() == [1.0]
 
 
 def test_signals_are_held_over_a_critical_section_then_delivered():

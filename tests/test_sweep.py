@@ -59,6 +59,7 @@ def read(folder: Path, name: str) -> pd.DataFrame:
     return pd.read_parquet(folder / f"{name}.parquet")
 
 
+@pytest.mark.slow
 def test_dask_sweep_writes_every_run_and_combined_tables(sweeps):
     out = sweeps["dask"]
     runs = read(out, "runs")
@@ -88,6 +89,7 @@ def test_dask_sweep_writes_every_run_and_combined_tables(sweeps):
     assert "sweep" not in manifest["parameters"]  # the [sweep] table never reaches the model
 
 
+@pytest.mark.slow
 def test_local_pool_reproduces_dask_exactly(sweeps):
     for name in ("agents", "market", "events"):
         pd.testing.assert_frame_equal(read(sweeps["local"], name), read(sweeps["dask"], name))
@@ -96,12 +98,14 @@ def test_local_pool_reproduces_dask_exactly(sweeps):
     assert json.loads((sweeps["local"] / "sweep.json").read_text())["executor"].startswith("ProcessPoolExecutor")
 
 
+@pytest.mark.slow
 def test_sampled_runs_differ_and_match_their_parameters(sweeps):
     agents = read(sweeps["local"], "agents")
     end = agents[agents["date"] == agents["date"].max()].groupby("run")["h100e"].sum()
     assert end.nunique() > RUNS // 2  # the sampled supply growth changes outcomes
 
 
+@pytest.mark.slow
 def test_resume_reruns_only_missing_or_changed_runs(sweeps, tmp_path):
     out = tmp_path / "resumed"
     shutil.copytree(sweeps["local"], out)
@@ -126,6 +130,7 @@ def test_resume_reruns_only_missing_or_changed_runs(sweeps, tmp_path):
     assert (read(out, "runs")["status"] == "ok").sum() == RUNS
 
 
+@pytest.mark.slow
 def test_resume_refuses_another_scenario_or_design(sweeps, tmp_path, capsys):
     out = tmp_path / "other"
     shutil.copytree(sweeps["local"], out)
@@ -154,6 +159,7 @@ def fail_on_some_seeds(params: dict, seed: int):
     return run_params(params, seed)
 
 
+@pytest.mark.slow
 def test_failed_runs_are_recorded_and_the_sweep_finishes(tmp_path):
     scenario = scenario_file(tmp_path, "", end="2024-12")
     out = run_sweep(scenario, 6, out=tmp_path / "out", workers=2, runner=fail_on_some_seeds)
@@ -169,6 +175,7 @@ def test_failed_runs_are_recorded_and_the_sweep_finishes(tmp_path):
         "run", "seed", "status", "error", "wall_time_s"]
 
 
+@pytest.mark.slow
 def test_cli_exits_1_when_runs_fail(tmp_path, capsys, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -336,6 +343,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.slow
 def test_sweep_stopped_by_sigterm_resumes_to_the_same_tables(sweeps, tmp_path):
     import signal
     import subprocess

@@ -33,6 +33,9 @@ def _require_browser() -> None:
         pytest.skip(message)
 
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     _require_browser()

@@ -17,8 +17,10 @@ from matplotlib.colors import to_hex
 from mesa.visualization.solara_viz import _build_model_init_kwargs
 
 from model.errors import InputError
-from model.market import MarketModel
+from model.market import MarketModel, run_params
 from model.palette import agent_color, system_color
+from model.results import DATE_DTYPE, outcomes, read_folder
+from model.results.folders import write_result_folder
 from model.scenario import load_scenario_dict
 from model.scenario.mesa_scenario import KNOBS, MarketScenario, knob_value
 from model.viz import charts, controls, data, launch
@@ -118,13 +120,17 @@ def test_event_rows_hide_events_dated_after_the_month():
 
 def test_headline_names_the_leaders(stepped):
     snap = data.cached_snapshot(stepped)
+    assert snap.agents["date"].dtype == DATE_DTYPE  # the results schema, as every reader of outcomes sees it
     head = data.headline(snap)
     last = snap.agents[snap.agents["date"] == snap.agents["date"].max()]
     named = last[last["kind"] != "other"]  # the rest of the market is an aggregate, not a contender
-    leader = named.loc[named["h100e"].idxmax(), "agent"]
-    assert head["H100e leader"].startswith(f"{leader} (")
-    assert not head["H100e leader"].startswith("rest_of_market")
+    leader = named.loc[named["h100e"].idxmax()]
+    share = leader["h100e"] / last["h100e"].sum()
+    assert head["H100e leader"] == f"{leader['agent']} ({leader['h100e'] / 1e6:.2f} M H100e, {share:.0%} of all)"
+    biggest = named.loc[named["largest_cluster_gpus"].idxmax()]
+    assert head["largest cluster"] == f"{biggest['agent']} ({biggest['largest_cluster_gpus']:,.0f} GPUs)"
     assert head["NVIDIA revenue this month"] == f"${snap.market['nvidia_revenue_usd'].iloc[-1] / 1e9:.1f} B"
+    assert data.headline(data.snapshot_of(controls.build_model(BASELINE, seed=0))) == {}
 
 
 def test_live_charts_show_the_tables_and_redraw_once_per_month():
@@ -242,7 +248,7 @@ def test_app_page_has_month_card_six_charts_and_events():
     assert controls.scenario_from_env().name == "baseline.toml"
 
 
-def test_last_month_finishes_the_page():
+def test_last_month_finishes_the_page(tmp_path):
     model = controls.build_model(BASELINE, seed=1)
     model.run()
     snap = data.cached_snapshot(model)
@@ -251,6 +257,11 @@ def test_last_month_finishes_the_page():
     for name in charts.CHARTS:
         assert charts.chart_png(model, name).startswith(b"\x89PNG")
     assert charts.live_chart(model, "largest_cluster").axes[0].get_title().endswith("2030-12")
+    # the app states the same outcomes as a result folder of the same scenario and seed
+    result = run_params(load_scenario_dict(BASELINE), seed=1)
+    folder = read_folder(write_result_folder(tmp_path / "seed1", result.tables(), result.manifest))
+    leader = outcomes.leaders(folder.agents, at="end").iloc[0]
+    assert data.headline(snap)["H100e leader"].startswith(f"{leader['agent']} ({leader['h100e'] / 1e6:.2f} M")
 
 
 def test_snapshots_stay_consistent_while_another_thread_steps():

@@ -1,8 +1,8 @@
 """The `airace` command (also `python -m model`).
 
 Each subcommand is a module of this package with `register(subparsers)`; other packages of the project add theirs
-through the `airace.commands` entry point group (the analysis package adds `report`), so that nothing here imports
-them. Commands import their heavy dependencies when they run, which keeps `airace --help` fast.
+through the `airace.commands` entry point group (the analysis package adds `report` and `compare`), so that
+nothing here imports them. Commands import their heavy dependencies when they run, which keeps `airace --help` fast.
 
 Exit codes: 0 success, 2 bad input (one line naming file, field, value and expectation), 1 anything else.
 """
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from model import __version__
-from model.cli import catalog, compare, perf, run, sweep, viz
+from model.cli import catalog, perf, run, sweep, viz
 from model.cli.args import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, RAW, Parser
 from model.errors import InputError
 
@@ -40,7 +40,7 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"airace {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for register in (catalog.register, perf.register, run.register, *_command_plugins(), viz.register,
-                     sweep.register, compare.register):
+                     sweep.register):
         register(sub)
     return parser
 

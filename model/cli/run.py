@@ -16,7 +16,7 @@ def register(sub) -> None:
     r = sub.add_parser("run", help="run a scenario and write a result folder",
                        description="Run a scenario month by month and write agents/market/events tables and a "
                        "manifest into a result folder (atomically), then print the H100e leaders, the firsts per "
-                       "generation and NVIDIA's revenue per year.",
+                       "generation and NVIDIA's revenue per full calendar and fiscal year.",
                        epilog="Examples:\n  airace run scenarios/baseline.toml --out results/baseline\n"
                        "  airace run scenarios/baseline.toml --seed 3 --set supplier.delay_months.vr_nvl72=6",
                        formatter_class=RAW)
@@ -29,33 +29,39 @@ def register(sub) -> None:
     r.set_defaults(func=run_command)
 
 
-def summarise(agents: pd.DataFrame, events: pd.DataFrame, market: pd.DataFrame | None = None) -> list[str]:
-    """Leaders by H100e at the end (the rest of the market is an aggregate, reported apart), firsts per generation
-    that arrives during the run, and NVIDIA revenue per calendar year."""
-    import pandas as pd
+def summarise(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """What `airace run` prints, from the outcomes module: the H100e leaders at the end among named agents (the rest
+    of the market, an aggregate, reported apart), the firsts per generation that arrives during the run, and NVIDIA
+    revenue per fully simulated calendar and fiscal year."""
+    from model.results import conform
+    from model.results import outcomes as O
 
+    t = {name: conform(name, df) for name, df in tables.items()}
     lines: list[str] = []
-    if not agents.empty:
-        last = agents[agents["date"] == agents["date"].max()].sort_values("h100e", ascending=False)
-        rest = last[last["kind"] == "other"]["h100e"].sum()
-        lines.append(f"H100e leaders at {str(last['date'].iloc[0])[:7]} "
+    standing = O.standings(t["agents"], at="end")
+    if len(standing):
+        named = standing[O.is_named(standing["kind"])]
+        rest = standing.loc[~O.is_named(standing["kind"]), "h100e"].sum()
+        lines.append(f"H100e leaders at {O.month_text(standing['date'].iloc[0])} "
                      f"(the rest of the market, an aggregate, holds {rest / 1e6:.2f} M):")
-        for row in last[last["kind"] != "other"].head(5).itertuples():
-            days = "" if pd.isna(row.frontier_run_days) else f", reference run in {row.frontier_run_days:,.0f} days"
-            lines.append(f"  {row.agent:<16} {row.kind:<12} {row.h100e / 1e6:7.2f} M H100e, largest cluster "
-                         f"{row.largest_cluster_gpus:>9,.0f} GPUs{days}")
+        for row in named.head(5).itertuples():
+            days = "" if row.frontier_run_days != row.frontier_run_days else (
+                f", reference run in {row.frontier_run_days:,.0f} days")
+            lines.append(f"  {row.agent:<16} {row.kind:<12} {row.h100e / 1e6:7.2f} M H100e ({row.share:.0%}), "
+                         f"largest cluster {row.largest_cluster_gpus:>9,.0f} GPUs{days}")
+    firsts = O.firsts(t["events"], t["agents"], which=["first_online", "first_cluster_at_scale"])
     for event, title in (("first_online", "First online per system"),
                          ("first_cluster_at_scale", "First cluster at scale per system")):
-        firsts = events[events["event"] == event].sort_values("date", kind="stable") if len(events) else events
-        if len(firsts):
+        rows = firsts[firsts["event"] == event]
+        if len(rows):
             lines.append(f"{title}:")
-            for system, group in firsts.groupby("system", sort=False):
-                first = group.iloc[0]
-                lines.append(f"  {system:<19} {str(first['date'])[:7]}  {first['agent']} ({int(first['gpus']):,} GPUs)")
-    if market is not None and len(market):
-        revenue = market.groupby(market["date"].str[:4])["nvidia_revenue_usd"].sum() / 1e9
-        lines.append("NVIDIA revenue by calendar year (USD bn): "
-                     + ", ".join(f"{year} {value:.0f}" for year, value in revenue.items()))
+            for r in rows.itertuples():
+                lines.append(f"  {r.system:<19} {O.month_text(r.date)}  {r.agent} ({r.gpus:,} GPUs)")
+    for period, title in (("calendar_year", "calendar year"), ("fiscal_year", "NVIDIA fiscal year, Feb-Jan")):
+        revenue = O.revenue(t["market"], period)
+        if len(revenue):
+            lines.append(f"NVIDIA revenue by {title} (USD bn, full years): " + ", ".join(
+                f"{r.period} {r.nvidia_revenue_usd / 1e9:.0f}" for r in revenue.itertuples()))
     return lines
 
 
@@ -69,8 +75,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: `airace --help` and the other commands do not pay for pandas and the market.
-    from model.io import write_results
     from model.market import run_params
+    from model.results.folders import write_result_folder
     from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
 
     path = Path(args.scenario)
@@ -80,8 +86,8 @@ def _run(args: argparse.Namespace) -> int:
     manifest = {"scenario_file": str(path), "scenario_sha256": scenario_hash(path), "overrides": list(args.set),
                 **result.manifest}
     out = Path(args.out) if args.out else Path("results") / path.stem
-    write_results(out, result.tables(), manifest)
+    write_result_folder(out, result.tables(), manifest)
     if not args.quiet:
         print(f"wrote {out}/ (agents, market, events, manifest) in {manifest['wall_time_s']:.2f} s")
-        print("\n".join(summarise(result.agents, result.events, result.market)))
+        print("\n".join(summarise(result.tables())))
     return 0

@@ -15,7 +15,6 @@ import multiprocessing
 import os
 import shutil
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -27,9 +26,21 @@ from typing import Any
 import pandas as pd
 
 from model.errors import InputError
+from model.results.folders import (
+    MANIFEST,
+    RUNS_DIR,
+    RUNS_TABLE,
+    SWEEP_JSON,
+    run_folder_name,
+    table_file,
+    write_json,
+    write_parquet,
+    write_result_folder,
+)
+from model.results.read import read_table
+from model.results.schema import TABLE_NAMES
 from model.sweep.design import Design, build_design, canonical_json, params_sha256, toml_literal
 
-TABLES = ("agents", "market", "events")
 RUN_COLUMNS = ["run", "seed", "status", "error", "wall_time_s"]
 RUNS_TABLE_EVERY_S = 2.0  # rewrite runs.parquet at most this often while runs finish
 
@@ -45,10 +56,6 @@ class RunTask:
     manifest: dict
 
 
-def run_name(run: int) -> str:
-    return f"run_{run:04d}"
-
-
 def _one_line(exc: BaseException) -> str:
     """`Type: message (file:line)` of the innermost frame, on one line, for runs.parquet."""
     where = ""
@@ -62,7 +69,6 @@ def _one_line(exc: BaseException) -> str:
 def execute_run(task: RunTask, runner: Callable | None = None) -> dict:
     """Worker side of one run: run, write the result folder atomically, return a status record (never raises)."""
     from model.interrupts import terminate_as_interrupt
-    from model.io import write_results
 
     t0 = time.perf_counter()
     record = {"run": task.run, "seed": task.seed}
@@ -71,38 +77,13 @@ def execute_run(task: RunTask, runner: Callable | None = None) -> dict:
             if runner is None:
                 from model.market import run_params as runner
             result = runner(copy.deepcopy(task.params), task.seed)
-            write_results(task.out_dir, result.tables(), {**task.manifest, **result.manifest})
+            write_result_folder(task.out_dir, result.tables(), {**task.manifest, **result.manifest})
     except Exception as exc:  # noqa: BLE001 - a failing run is data for the sweep, not a crash of it
         return {**record, "status": "failed", "error": _one_line(exc), "wall_time_s": time.perf_counter() - t0}
     return {**record, "status": "ok", "error": "", "wall_time_s": time.perf_counter() - t0}
 
 
 # -- sweep folder -----------------------------------------------------------------------------------------------
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Write through a temporary file in the same folder, then rename over `path`."""
-    from model.interrupts import signals_held
-
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        tmp.chmod(0o644)
-        with signals_held():
-            os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _write_json(path: Path, data: dict) -> None:
-    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(data, indent=2, default=str) + "\n"))
-
-
-def _write_parquet(path: Path, df: pd.DataFrame) -> None:
-    _atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
-
-
 def _runs_table(records: dict[int, dict], design: Design) -> pd.DataFrame:
     rows = []
     for run in sorted(records):
@@ -124,8 +105,8 @@ def combine_tables(out: Path, records: dict[int, dict], design: Design) -> dict[
     """Concatenate the ok runs' tables (in run order) into the sweep's combined tables."""
     ok = [run for run in sorted(records) if records[run]["status"] == "ok"]
     combined = {}
-    for name in TABLES:
-        frames = [pd.read_parquet(out / "runs" / run_name(run) / f"{name}.parquet") for run in ok]
+    for name in TABLE_NAMES:
+        frames = [read_table(out / RUNS_DIR / run_folder_name(run), name) for run in ok]
         frames = [_with_run_columns(df, run, design.samples[run]) for run, df in zip(ok, frames, strict=True)]
         nonempty = [f for f in frames if len(f)] or frames[:1]
         combined[name] = (pd.concat(nonempty, ignore_index=True) if nonempty
@@ -137,7 +118,7 @@ def _check_resume(out: Path, header: dict, resume: bool) -> None:
     """Refuse to mix sweeps: an existing folder is reused only with --resume and only for the same design."""
     if not out.exists() or not any(out.iterdir()):
         return
-    sweep_json = out / "sweep.json"
+    sweep_json = out / SWEEP_JSON
     if not resume:
         raise InputError(f"{out}: --out folder already exists and is not empty; pass --resume to continue "
                          "that sweep, or choose another --out")
@@ -163,8 +144,8 @@ def _finished_runs(out: Path, tasks: list[RunTask]) -> dict[int, dict]:
     done = {}
     for task in tasks:
         folder = Path(task.out_dir)
-        manifest_file = folder / "manifest.json"
-        if not manifest_file.is_file() or not all((folder / f"{n}.parquet").is_file() for n in TABLES):
+        manifest_file = folder / MANIFEST
+        if not manifest_file.is_file() or not all(table_file(folder, n).is_file() for n in TABLE_NAMES):
             continue
         try:
             manifest = json.loads(manifest_file.read_text())
@@ -253,14 +234,14 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
               "package_version": _package_version(), "started": started, "finished": None, "wall_time_s": None,
               "executor": None}
     _check_resume(out_dir, header, resume)
-    runs_dir = out_dir / "runs"
+    runs_dir = out_dir / RUNS_DIR
     tasks = []
     for run in range(runs):
         run_params = design.run_params(run, source=f"{path}: [sweep] run {run}")
         sampled = [f"{k}={toml_literal(v)}" for k, v in design.samples[run].items()]
         manifest = {"scenario_file": str(path), "scenario_sha256": header["scenario_sha256"],
                     "overrides": list(overrides) + sampled, "sweep": {"dir": str(out_dir), "run": run}}
-        tasks.append(RunTask(run, base_seed + run, run_params, str(runs_dir / run_name(run)), manifest))
+        tasks.append(RunTask(run, base_seed + run, run_params, str(runs_dir / run_folder_name(run)), manifest))
     records = _finished_runs(out_dir, tasks) if resume else {}
     todo = [t for t in tasks if t.run not in records]
 
@@ -284,7 +265,7 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         for task in todo:  # a folder left from other parameters must not survive a failed rerun
             if Path(task.out_dir).exists():
                 shutil.rmtree(task.out_dir)
-        _write_json(out_dir / "sweep.json", header)
+        write_json(out_dir / SWEEP_JSON, header)
         _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress)
     finally:
         if own_executor:
@@ -294,11 +275,11 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
             else:
                 executor.shutdown(wait=True, cancel_futures=True)  # running tasks finish their folders
         if records:
-            _write_parquet(out_dir / "runs.parquet", _runs_table(records, design))
+            write_parquet(out_dir / RUNS_TABLE, _runs_table(records, design))
     for name, df in combine_tables(out_dir, records, design).items():
-        _write_parquet(out_dir / f"{name}.parquet", df)
+        write_parquet(table_file(out_dir, name), df)
     header.update(finished=datetime.now(UTC).isoformat(), wall_time_s=time.perf_counter() - t0)
-    _write_json(out_dir / "sweep.json", header)
+    write_json(out_dir / SWEEP_JSON, header)
     return out_dir
 
 
@@ -331,7 +312,7 @@ def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict],
                     bar.set_postfix(failed=failed, refresh=False)
                     bar.update(1)
                 if done and time.monotonic() - last_write > RUNS_TABLE_EVERY_S:
-                    _write_parquet(out_dir / "runs.parquet", _runs_table(records, design))
+                    write_parquet(out_dir / RUNS_TABLE, _runs_table(records, design))
                     last_write = time.monotonic()
     finally:
         for future in pending:

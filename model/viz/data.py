@@ -3,7 +3,9 @@
 Only the public API is used (`agents_frame`, `market_frame`, `events_frame`, `time_index`, `n_months`,
 `current_date`) and only the DESIGN.md columns, so the app keeps working while the market internals change. All
 charts of one month share one `Snapshot`, built once per (model, month): the tables are converted once, not once per
-chart.
+chart, to the results schema (`model.results.schema`: dates as timestamps), and the numbers the app states as
+outcomes (leader, largest cluster, revenue) come from `model.results.outcomes`, as in `airace run`, `compare` and
+`report`.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from model.results import conform
+from model.results import outcomes as O
+
 EVENT_TABLE_COLUMNS = ["month", "agent", "event", "system", "gpus", "detail"]
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The model's tables after `months_done` simulated months, and the scenario's span of months."""
+    """The model's tables after `months_done` simulated months (schema dtypes), and the scenario's span of months."""
 
     agents: pd.DataFrame
     market: pd.DataFrame
@@ -75,9 +80,9 @@ def snapshot_of(model, attempts: int = 100) -> Snapshot:
         start = add_months(current, -months_done)
         last = add_months(start, months_done - 1)
         return Snapshot(
-            agents=_up_to(agents, last),
-            market=_up_to(market, last),
-            events=events,
+            agents=conform("agents", _up_to(agents, last)),
+            market=conform("market", _up_to(market, last)),
+            events=conform("events", events),
             months_done=months_done,
             n_months=int(model.n_months),
             start_month=start,
@@ -207,18 +212,20 @@ def event_rows(events: pd.DataFrame, up_to_month: str | None = None) -> pd.DataF
 
 
 def headline(snap: Snapshot) -> dict[str, str]:
-    """A few numbers for the status card: leader by H100e (among named agents; the rest of the market is an
-    aggregate), largest cluster, NVIDIA revenue this month."""
-    if not snap.started:
+    """A few numbers for the status card, by the outcomes module's conventions: the H100e leader this month and its
+    share of all compute, the largest cluster of a named agent (the rest of the market, an aggregate, never leads),
+    and NVIDIA's revenue this month."""
+    if not snap.started or snap.agents.empty:
         return {}
-    aggregates = set(snap.agents.loc[snap.agents["kind"] == "other", "agent"])  # the rest of the market
-    h = h100e_by_agent(snap.agents).iloc[-1].drop(labels=list(aggregates), errors="ignore")
-    c = largest_cluster_now(snap.agents)
-    rev = nvidia_revenue_usd(snap.market)
+    standing = O.standings(snap.agents, at="end")
+    named = standing[O.is_named(standing["kind"])]
+    leader = named.iloc[0]
+    largest = named.sort_values(["largest_cluster_gpus", "agent"], ascending=[False, True]).iloc[0]
     out = {
-        "H100e leader": f"{h.idxmax()} ({h.max() / 1e6:.2f} M H100e)",
-        "largest cluster": f"{c.idxmax()} ({c.max():,.0f} GPUs)",
+        "H100e leader": f"{leader['agent']} ({leader['h100e'] / 1e6:.2f} M H100e, {leader['share']:.0%} of all)",
+        "largest cluster": f"{largest['agent']} ({largest['largest_cluster_gpus']:,.0f} GPUs)",
     }
-    if len(rev):
-        out["NVIDIA revenue this month"] = f"${rev.iloc[-1] / 1e9:.1f} B"
+    revenue = O.revenue(snap.market, "month")
+    if len(revenue):
+        out["NVIDIA revenue this month"] = f"${revenue['nvidia_revenue_usd'].iloc[-1] / 1e9:.1f} B"
     return out

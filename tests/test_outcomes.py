@@ -1,0 +1,229 @@
+"""The outcomes module on small hand-made tables with known answers (fiscal quarter edges, partial periods, ties,
+the aggregate that never leads), then on a real run and sweep against the tables computed directly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SWEEP_RUNS, agents_table, events_table, market_table, month
+
+from model.results import outcomes as O
+from model.results import read_folder
+
+
+# -- revenue by period --------------------------------------------------------------------------------------------
+def test_fiscal_periods_follow_nvidias_calendar_at_every_edge():
+    dates = pd.Series([month(m) for m in ("2024-01", "2024-02", "2024-04", "2024-05", "2024-07", "2024-08",
+                                          "2024-10", "2024-11", "2024-12", "2025-01", "2025-02")])
+    got = O.fiscal_periods(dates)["quarter"].tolist()
+    assert got == ["Q4 FY2024", "Q1 FY2025", "Q1 FY2025", "Q2 FY2025", "Q2 FY2025", "Q3 FY2025", "Q3 FY2025",
+                   "Q4 FY2025", "Q4 FY2025", "Q4 FY2025", "Q1 FY2026"]
+    assert O.fiscal_quarter_start(2025, 1) == month("2024-02") and O.fiscal_quarter_start(2025, 4) == month("2024-11")
+
+
+# 15 months, 2024-01 .. 2025-03, revenue in month i (1-based) = i dollars: sums are easy to check by hand.
+FIFTEEN = market_table("2024-01", list(range(1, 16)))
+
+
+def test_fiscal_year_sums_feb_to_jan_and_drops_partial_years():
+    fy = O.revenue(FIFTEEN, "fiscal_year")
+    assert fy["period"].tolist() == ["FY2025"]  # FY2024 (only Jan 2024) and FY2026 (Feb-Mar 2025) are partial
+    row = fy.iloc[0]
+    assert row["nvidia_revenue_usd"] == sum(range(2, 14))  # Feb 2024 (month 2) .. Jan 2025 (month 13)
+    assert (row["period_start"], row["period_end"]) == (month("2024-02"), pd.Timestamp("2025-01-31"))
+    assert row["months"] == 12 and bool(row["complete"])
+
+
+def test_partial_periods_are_flagged_on_request():
+    fy = O.revenue(FIFTEEN, "fiscal_year", partial="flag").set_index("period")
+    assert fy["months"].to_dict() == {"FY2024": 1, "FY2025": 12, "FY2026": 2}
+    assert fy["complete"].to_dict() == {"FY2024": False, "FY2025": True, "FY2026": False}
+    assert fy.loc["FY2026", "nvidia_revenue_usd"] == 14 + 15
+    assert fy["nvidia_revenue_usd"].sum() == sum(range(1, 16))  # every month in exactly one period
+
+
+def test_fiscal_quarters_and_calendar_years():
+    q = O.revenue(FIFTEEN, "fiscal_quarter", partial="flag").set_index("period")
+    assert list(q.index) == ["Q4 FY2024", "Q1 FY2025", "Q2 FY2025", "Q3 FY2025", "Q4 FY2025", "Q1 FY2026"]
+    assert q.loc["Q1 FY2025", "nvidia_revenue_usd"] == 2 + 3 + 4
+    assert q.loc["Q4 FY2025", "nvidia_revenue_usd"] == 11 + 12 + 13  # Nov, Dec 2024 and Jan 2025
+    assert q.loc["Q4 FY2025", "period_end"] == pd.Timestamp("2025-01-31")
+    assert q["complete"].tolist() == [False, True, True, True, True, False]
+    assert O.revenue(FIFTEEN, "fiscal_quarter")["period"].tolist() == ["Q1 FY2025", "Q2 FY2025", "Q3 FY2025",
+                                                                       "Q4 FY2025"]
+    cal = O.revenue(FIFTEEN, "calendar_year")
+    assert cal["period"].tolist() == ["2024"] and cal["nvidia_revenue_usd"].tolist() == [sum(range(1, 13))]
+    late_start = O.revenue(market_table("2024-03", [1.0] * 22), "calendar_year", partial="flag")
+    assert late_start.set_index("period")["months"].to_dict() == {"2024": 10, "2025": 12}
+    assert O.revenue(market_table("2024-03", [1.0] * 22), "calendar_year")["period"].tolist() == ["2025"]
+    monthly = O.revenue(FIFTEEN, "month")
+    assert len(monthly) == 15 and monthly["complete"].all() and monthly["period"].iloc[0] == "2024-01"
+
+
+def test_revenue_per_run_and_label():
+    stacked = pd.concat([market_table("2024-01", [1.0] * 12, run=0), market_table("2024-01", [2.0] * 12, run=1)])
+    got = O.revenue(stacked, "calendar_year")
+    assert got[["run", "nvidia_revenue_usd"]].values.tolist() == [[0, 12.0], [1, 24.0]]
+    labelled = pd.concat([stacked.assign(label="a"), stacked.assign(label="b", nvidia_revenue_usd=5.0)])
+    got = O.revenue(labelled, "calendar_year").set_index(["label", "run"])["nvidia_revenue_usd"]
+    assert got.to_dict() == {("a", 0): 12.0, ("a", 1): 24.0, ("b", 0): 60.0, ("b", 1): 60.0}
+    with pytest.raises(ValueError, match="period"):
+        O.revenue(FIFTEEN, "decade")
+
+
+# -- leaders and shares -------------------------------------------------------------------------------------------
+AGENTS = agents_table([
+    ("2024-12", "zeta", "hyperscaler", 30, 1000), ("2024-12", "alpha", "lab", 30, 2000),
+    ("2024-12", "rest_of_market", "other", 40, 9000),
+    ("2025-06", "zeta", "hyperscaler", 50, 3000), ("2025-06", "alpha", "lab", 20, 2000),
+    ("2025-06", "rest_of_market", "other", 130, 9000),
+])
+
+
+def test_the_aggregate_counts_in_shares_but_never_leads():
+    s = O.standings(AGENTS, at="all")
+    dec = s[s["date"] == month("2024-12")].set_index("agent")
+    assert dec["share"].to_dict() == pytest.approx({"zeta": 0.3, "alpha": 0.3, "rest_of_market": 0.4})
+    assert dec.loc["rest_of_market", "rank"] is pd.NA  # the largest holder, but no rank
+    assert dec.loc["alpha", "rank"] == 1 and dec.loc["zeta", "rank"] == 2  # a tie: name order
+    lead = O.leaders(AGENTS, at="year_ends")
+    assert lead[["date", "agent"]].values.tolist() == [[month("2024-12"), "alpha"], [month("2025-06"), "zeta"]]
+    assert lead["share"].tolist() == pytest.approx([0.3, 0.25])
+
+
+def test_totals_count_the_aggregate_and_the_largest_cluster_is_a_named_one():
+    days = {"zeta": 30.0, "alpha": float("nan"), "rest_of_market": 5.0}
+    t = O.totals(AGENTS.assign(frontier_run_days=AGENTS["agent"].map(days))).set_index("date")
+    assert t.loc[month("2025-06"), "total_h100e"] == 200 and t.loc[month("2025-06"), "aggregate_h100e"] == 130
+    assert t["largest_cluster_gpus"].tolist() == [2000, 3000]  # the aggregate's 9,000 is not a cluster anyone holds
+    assert t["fastest_frontier_run_days"].tolist() == [30.0, 30.0]  # nor its 5 days a run anyone can start
+    k = O.kind_shares(AGENTS, at="end").set_index("kind")
+    assert k["share"].to_dict() == pytest.approx({"hyperscaler": 0.25, "lab": 0.1, "other": 0.65})
+
+
+def test_year_ends_are_each_december_and_the_last_month():
+    rows = [(f"{y}-{m:02d}", "a", "lab", 1) for y in (2024, 2025) for m in range(1, 13) if (y, m) <= (2025, 7)]
+    s = O.standings(agents_table(rows), at="year_ends")
+    assert s["date"].tolist() == [month("2024-12"), month("2025-07")]
+    assert O.standings(agents_table(rows), at=["2024-03"])["date"].tolist() == [month("2024-03")]
+    assert O.standings(agents_table(rows))["date"].tolist() == [month("2025-07")]
+
+
+def test_leaders_across_runs_take_the_most_frequent_and_its_share_spread():
+    rows = []
+    for run, (a, b) in enumerate([(60, 40), (60, 40), (30, 70)]):
+        rows += [("2024-12", "alpha", "lab", a, 0, run), ("2024-12", "beta", "lab", b, 0, run)]
+    across = O.leaders_across_runs(O.standings(agents_table(rows), at="year_ends"))
+    row = across.iloc[0]
+    assert (row["agent"], row["frequency"], row["runs"]) == ("alpha", pytest.approx(2 / 3), 3)
+    assert row["share"] == pytest.approx(np.median([0.6, 0.6, 0.3]))
+    assert row["share_p05"] == pytest.approx(np.percentile([0.6, 0.6, 0.3], 5))
+    tied = O.leaders_across_runs(O.standings(agents_table(
+        [("2024-12", "beta", "lab", 2, 0, 0), ("2024-12", "alpha", "lab", 1, 0, 0),
+         ("2024-12", "beta", "lab", 1, 0, 1), ("2024-12", "alpha", "lab", 2, 0, 1)]), at="end"))
+    assert tied["agent"].tolist() == ["alpha"] and tied["frequency"].tolist() == [0.5]  # tie across runs: names
+
+
+# -- firsts -------------------------------------------------------------------------------------------------------
+def test_firsts_skip_the_aggregate_and_break_ties_by_log_order():
+    events = events_table([
+        ("2025-03", "rest_of_market", "first_online", "gb300_nvl72", 9000),
+        ("2025-05", "zeta", "first_online", "gb300_nvl72", 72),
+        ("2025-05", "alpha", "first_online", "gb300_nvl72", 144),  # same month, logged later
+        ("2025-04", "alpha", "first_delivery", "gb300_nvl72", 144),
+        ("2025-06", "alpha", "first_cluster_at_scale", "gb300_nvl72", 5000),
+        ("2025-06", "alpha", "contract_signed", "gb300_nvl72", 5000),
+    ])
+    f = O.firsts(events, AGENTS).set_index("event")
+    assert f.loc["first_online", ["date", "agent", "gpus"]].tolist() == [month("2025-05"), "zeta", 72]
+    assert f.loc["first_delivery", "agent"] == "alpha" and "contract_signed" not in f.index
+    assert set(f.index) == set(O.FIRST_EVENTS)
+    own = O.milestones(events).set_index(["agent", "event"])
+    assert own.loc[("rest_of_market", "first_online"), "date"] == month("2025-03")  # its own date, not a first
+
+
+def test_no_firsts_for_systems_the_run_started_with():
+    """The market raises none for them, so there is nothing to report (and nothing is invented)."""
+    assert O.firsts(events_table([]), AGENTS).empty
+
+
+def test_firsts_across_runs_use_observed_months():
+    events = events_table([("2025-01", "a", "first_online", "x", 8, 0), ("2025-03", "b", "first_online", "x", 8, 1),
+                           ("2025-07", "b", "first_online", "x", 16, 2)])
+    agents = agents_table([("2024-12", "a", "lab", 1), ("2024-12", "b", "lab", 1)])
+    got = O.firsts_across_runs(O.firsts(events, agents), runs=4).iloc[0]
+    assert (got["date_p05"], got["date"], got["date_p95"]) == (month("2025-01"), month("2025-03"), month("2025-07"))
+    assert (got["agent"], got["agent_frequency"]) == ("b", pytest.approx(2 / 3))
+    assert (got["runs_with_event"], got["runs"], got["gpus"]) == (3, 4, 8.0)
+    assert O.month_quantiles(pd.Series([month("2025-01"), month("2025-02")]))[1] == month("2025-01")
+
+
+def test_clusters_at_scale_first_crossing_by_a_named_agent():
+    got = O.clusters_at_scale(AGENTS, thresholds_gpus=(1500, 2500, 10_000)).set_index("threshold_gpus")
+    assert got.loc[1500, ["date", "agent"]].tolist() == [month("2024-12"), "alpha"]
+    assert got.loc[2500, ["date", "agent", "largest_cluster_gpus"]].tolist() == [month("2025-06"), "zeta", 3000]
+    assert 10_000 not in got.index  # only the aggregate got there
+
+
+def test_spread_and_mode():
+    assert O.spread([3.0]) == {"median": 3.0, "p05": 3.0, "p95": 3.0}
+    assert O.spread([1.0, 2.0, 3.0, np.nan])["median"] == 2.0
+    assert np.isnan(O.spread([])["median"])
+    assert O.mode(pd.Series(["b", "a", "b", "a"])) == ("a", 0.5)
+
+
+# -- a real run and sweep ------------------------------------------------------------------------------------------
+def test_real_run_outcomes_match_the_tables(short_run):
+    src = read_folder(short_run)
+    a, ev, m = src.agents, src.events, src.market
+    end = a[a["date"] == a["date"].max()]
+    named = end[end["kind"] != "other"]
+    lead = O.leaders(a, at="end").iloc[0]
+    assert lead["agent"] == named.sort_values(["h100e", "agent"], ascending=[False, True]).iloc[0]["agent"]
+    assert lead["share"] == pytest.approx(named["h100e"].max() / end["h100e"].sum())
+    assert O.revenue(m, "calendar_year")["nvidia_revenue_usd"].sum() == pytest.approx(m["nvidia_revenue_usd"].sum())
+    kinds = a.drop_duplicates("agent").set_index("agent")["kind"]
+    first = O.firsts(ev, a)
+    assert len(first) and (first["agent"].map(kinds) != "other").all()
+    started_with = {c.removeprefix("gpus_online_") for c in a.columns
+                    if c.startswith("gpus_online_") and a.loc[a["date"] == a["date"].min(), c].sum() > 0}
+    fleet = {k for agent in src.scenario_params.get("hyperscaler", {}).values()
+             for k in agent.get("fleet_start", {})}
+    assert "hgx_h100" in fleet and "hgx_h100" in started_with
+    assert not set(first["system"]) & fleet  # generations running at the start raise no firsts
+
+
+def test_sweep_outcomes_per_run_and_across_runs(small_sweep):
+    src = read_folder(small_sweep)
+    assert src.n_runs == SWEEP_RUNS
+    first = O.firsts(src.events, src.agents)
+    across = O.firsts_across_runs(first, src.n_runs)
+    gb300 = across[(across["event"] == "first_online") & (across["system"] == "gb300_nvl72")].iloc[0]
+    per_run = first[(first["event"] == "first_online") & (first["system"] == "gb300_nvl72")]
+    assert gb300["runs_with_event"] == len(per_run) and gb300["runs"] == SWEEP_RUNS
+    assert gb300["date"] in set(per_run["date"])
+    totals = O.totals(src.agents, at="end")
+    assert len(totals) == SWEEP_RUNS and totals["total_h100e"].nunique() > 1
+
+
+def test_run_summary_prints_these_outcomes(short_run):
+    """`airace run` prints the leaders, firsts and full-year revenue of the outcomes module."""
+    from model.cli.run import summarise
+
+    tables = {name: pd.read_parquet(short_run / f"{name}.parquet") for name in ("agents", "market", "events")}
+    text = "\n".join(summarise({n: df.assign(date=df["date"].dt.strftime("%Y-%m-%d")) for n, df in tables.items()}))
+    a, m = tables["agents"], tables["market"]
+    last = a[a["date"] == a["date"].max()]
+    named = last[last["kind"] != "other"].sort_values("h100e", ascending=False)
+    lines = text.splitlines()
+    assert lines[0].startswith("H100e leaders at 2026-12") and lines[1].split()[0] == named.iloc[0]["agent"]
+    assert "rest_of_market" not in text.split("First online")[0].split(":", 1)[1]
+    first = O.firsts(read_folder(short_run).events, a, which=["first_online"])
+    for r in first.itertuples():
+        assert f"  {r.system:<19} {r.date:%Y-%m}  {r.agent} ({r.gpus:,} GPUs)" in lines
+    yearly = m.groupby(m["date"].dt.year)["nvidia_revenue_usd"].sum() / 1e9
+    assert ("NVIDIA revenue by calendar year (USD bn, full years): "
+            + ", ".join(f"{y} {v:.0f}" for y, v in yearly.items())) in lines
+    assert any(line.startswith("NVIDIA revenue by NVIDIA fiscal year, Feb-Jan (USD bn, full years): FY2025 ")
+               and "FY2024" not in line and "FY2027" not in line for line in lines)
