@@ -31,7 +31,6 @@ from model.errors import InputError
 from model.results import ResultSet, Source, read_folder, read_folders, write_file_atomically
 from model.results import outcomes as O
 
-REPORTED_FISCAL_CSV = Path(__file__).parent / "data" / "nvidia_dc_revenue_fiscal_year.csv"
 BASELINE = "baseline"
 UNCERTAINTY = "uncertainty"
 SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained", "neocloud_surge", "openai_stargate")
@@ -42,9 +41,12 @@ README_FIGURE_WIDTH_PX = 1200  # half the report's 200-dpi width: sharp on scree
 
 @cache
 def reported_fiscal_revenue_usd() -> dict[str, float]:
-    """NVIDIA's reported data-center revenue per fiscal year ("FY2025": USD), from the sourced data file."""
-    df = pd.read_csv(REPORTED_FISCAL_CSV, comment="#")
-    return {f"FY{int(y)}": float(v) * 1e9 for y, v in zip(df["fiscal_year"], df["dc_revenue_usd_bn"], strict=True)}
+    """NVIDIA's reported data-center revenue per fiscal year ("FY2025": USD): the sum of the sourced quarters, for
+    the fiscal years whose four quarters are all reported (the data file's test checks the sums against the reported
+    years)."""
+    df = pd.read_csv(market.REPORTED_CSV, comment="#")
+    years = df.groupby("fiscal_year")["dc_revenue_usd_bn"].agg(["sum", "count"])
+    return {f"FY{int(y)}": float(row["sum"]) * 1e9 for y, row in years.iterrows() if row["count"] == 4}
 
 
 def _interval(values: pd.Series, scale: float, fmt: str) -> str:
@@ -132,7 +134,7 @@ def revenue_section(src: Source) -> str:
                      f"{rep / 1e9:,.1f}" if rep else "-",
                      f"{model_usd / rep - 1:+.0%}" if rep else "-"])
     note = (f"Median over {src.n_runs} seeds [5%, 95%]; fiscal years fully simulated only. Reported: "
-            "`analysis/data/nvidia_dc_revenue_fiscal_year.csv` (sources there).")
+            "`analysis/data/nvidia_dc_revenue.csv` (sources per quarter).")
     return _table(note, ["NVIDIA fiscal year", "model ($B)", "reported data-center revenue ($B)",
                          "model vs reported"], rows)
 
