@@ -23,7 +23,7 @@ ENV_SEED = "AIRACE_VIZ_SEED"
 APP_PATH = Path(__file__).with_name("app.py")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-VIZ_PACKAGES = ("solara", "solara_assets", "ipyvuetify", "altair")
+VIZ_PACKAGES = ("solara", "solara_assets", "ipyvuetify", "altair", "plotly")
 
 
 def missing_packages() -> list[str]:
