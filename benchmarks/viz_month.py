@@ -30,10 +30,10 @@ def one_run() -> tuple[float, float, int]:
         state_box["state"] = state
         with solara.Column():
             for component in C.COMPONENTS:
-                component(state.model.value)
+                component(state.model)
 
     _, render_context = solara.render(Harness(), handle_error=False)
-    model = state_box["state"].model.value
+    model = state_box["state"].model
     step_s = render_s = 0.0
     months = 0
     while model.running:

@@ -24,5 +24,5 @@ def Page():
     state = C.use_page_state(scenario_from_env(), seed_from_env())
     C.page_context.provide(state)
     page.Chrome(state)
-    SolaraViz(state.model, components=C.COMPONENTS, model_params={"settings": state.applied.value}, name="airace",
-              play_interval=C.PLAY_INTERVAL_MS).key(f"run-{state.run_id.value}")
+    SolaraViz(state.run.value.model, components=C.COMPONENTS, model_params={"settings": state.applied.value},
+              name="airace", play_interval=C.PLAY_INTERVAL_MS).key(f"run-{state.run_id.value}")

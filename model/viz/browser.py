@@ -116,17 +116,47 @@ def wait_for_charts_in_view(page, before: dict[str, int], timeout_ms: int = TIME
         arg=before, timeout=timeout_ms)
 
 
+def text_of(page, selector: str) -> str:
+    """The element's text, "" while it is not there (a part being re-created)."""
+    return page.evaluate("s => (document.querySelector(s) || {}).innerText || ''", selector)
+
+
+def wait_for_text(page, selector: str, text: str, how: str = "equals", timeout_ms: int = TIMEOUT_MS) -> None:
+    """Until the element's text equals, contains, starts with or differs from `text` ("equals", "contains",
+    "starts", "differs")."""
+    page.wait_for_function(
+        """([s, t, how]) => { const e = document.querySelector(s); if (!e) return false; const x = e.innerText;
+            return how === 'equals' ? x === t : how === 'contains' ? x.includes(t)
+                 : how === 'starts' ? x.startsWith(t) : x !== t; }""",
+        arg=[selector, text, how], timeout=timeout_ms)
+
+
 def wait_for_month(page, text: str, timeout_ms: int = TIMEOUT_MS) -> None:
-    page.wait_for_function("t => (document.querySelector('.airace-month') || {}).innerText === t", arg=text,
-                           timeout=timeout_ms)
+    wait_for_text(page, ".airace-month", text, timeout_ms=timeout_ms)
 
 
 def step(page, months: int = 1) -> None:
     """Click Step `months` times, each time waiting until the page shows the next month's progress line."""
     for _ in range(months):
-        before = page.locator(".airace-progress").inner_text()
-        page.get_by_role("button", name="Step").click()
-        page.wait_for_function("t => document.querySelector('.airace-progress').innerText !== t", arg=before)
+        before = text_of(page, ".airace-progress")
+        page.get_by_role("button", name="Step", exact=True).click()
+        wait_for_text(page, ".airace-progress", before, "differs")
+
+
+def chart_at(page, name: str, month: str, timeout_ms: int = TIMEOUT_MS) -> list[dict]:
+    """Scroll chart `name` into view (charts out of view are not drawn), wait until it shows `month`, and return
+    its traces (`chart_data`)."""
+    page.locator(f".airace-chart-{name}").scroll_into_view_if_needed()
+    page.wait_for_function("([n, m]) => (document.querySelector('.airace-chart-' + n) || {dataset: {}})"
+                           ".dataset.month === m", arg=[name, month], timeout=timeout_ms)
+    return chart_data(page, name)
+
+
+def chart_data(page, name: str) -> list[dict]:
+    """The traces chart `name` draws (plotly.js keeps them on its element): uid, name, visible, x, y."""
+    return page.evaluate("""n => ((document.querySelector('.airace-chart-' + n + ' .airace-plot') || {}).data || [])
+        .map(t => ({uid: t.uid, name: t.name, visible: t.visible === undefined ? true : t.visible,
+                    x: Array.from(t.x || []), y: Array.from(t.y || [])}))""", name)
 
 
 # -- timings --------------------------------------------------------------------------------------------------------
@@ -162,8 +192,7 @@ def play_to_end(page, timeout_ms: int = 180_000) -> PlayTiming:
     fast months went by and how many distinct months each chart drew."""
     page.evaluate(_RECORDER)
     page.get_by_role("button", name="\u25b6").click()
-    page.wait_for_function("() => document.querySelector('.airace-progress').innerText.startsWith('finished')",
-                           timeout=timeout_ms)
+    wait_for_text(page, ".airace-progress", "finished", "starts", timeout_ms)
     log = page.evaluate("() => window.airaceLog")
     shown = [(t, m) for t, m in log["months"] if m]
     distinct = list(dict.fromkeys(m for _, m in shown))

@@ -153,7 +153,7 @@ def figure(name: str, snap: Snapshot, base: Snapshot | None = None) -> dict:
         base = base.truncated(snap.months_done)
     traces = chart.build(snap, base)
     layout = {
-        "margin": {"l": 52, "r": 6, "t": 6, "b": 30},
+        "margin": {"l": 52, "r": 6, "t": 26, "b": 30},  # t: room for plotly's tool bar above the legend
         "xaxis": {"type": "date", "hoverformat": "%Y-%m", "tickformat": "%Y", "dtick": "M12",
                   "showspikes": False},
         "yaxis": {"type": "log" if chart.log else "linear", "tickformat": "~s", "automargin": True,

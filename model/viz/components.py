@@ -36,13 +36,24 @@ CHART_ORDER = ("compute", "shares", "gpus_by_system", "largest_cluster", "fronti
 
 
 # -- page state ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PageState:
-    """What the page remembers across runs: the model (SolaraViz's, also replaced by Mesa's Reset), the applied
-    settings and the draft the controls edit, the run counter (a fresh SolaraViz per applied run, so Mesa's
-    play and step controls start over too), the baseline overlay and the event filters."""
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One applied run: the reactive that holds its model (what SolaraViz is given; Mesa's Reset replaces the
+    model in it)."""
 
     model: solara.Reactive
+
+
+@dataclass(frozen=True)
+class PageState:
+    """What the page remembers across runs: the current run's model, the applied settings and the draft the
+    controls edit, the run counter, the baseline overlay and the event filters.
+
+    Each applied run gets its own model reactive (`Run`) and a fresh SolaraViz, so a play loop still running on
+    the previous run cannot step the new one.
+    """
+
+    run: solara.Reactive[Run]
     applied: solara.Reactive[RunSettings]
     draft: solara.Reactive[RunSettings]
     run_id: solara.Reactive[int]
@@ -53,10 +64,17 @@ class PageState:
     choices: tuple[ScenarioChoice, ...]
     baseline: Callable[[], data.Snapshot | None]
 
+    @property
+    def model(self):
+        """The model the page shows now."""
+        return self.run.value.model.value
+
     def apply(self) -> None:
-        """Run exactly the settings shown."""
+        """Run exactly the settings shown: a new model, a new SolaraViz; the previous run stops where it is."""
         settings = self.draft.value
-        self.model.set(build_model(settings))
+        model = build_model(settings)
+        self.model.running = False  # Mesa's play loop on the previous run ends at its next month
+        self.run.set(Run(solara.reactive(model)))
         self.applied.set(settings)
         self.run_id.set(self.run_id.value + 1)
 
@@ -78,7 +96,7 @@ def baseline_run(seed: int) -> data.Snapshot:
 
 def use_page_state(scenario_file, seed: int) -> PageState:
     initial = solara.use_memo(lambda: RunSettings.of_scenario(scenario_file, seed), [])
-    model = solara.use_reactive(solara.use_memo(lambda: build_model(initial), []))
+    run = solara.use_reactive(solara.use_memo(lambda: Run(solara.reactive(build_model(initial))), []))
     applied = solara.use_reactive(initial)
     draft = solara.use_reactive(initial)
     run_id = solara.use_reactive(0)
@@ -97,7 +115,7 @@ def use_page_state(scenario_file, seed: int) -> PageState:
     def baseline() -> data.Snapshot | None:
         return task.value if compare.value and task.finished else None
 
-    return PageState(model, applied, draft, run_id, compare, types, agent, system, choices, baseline)
+    return PageState(run, applied, draft, run_id, compare, types, agent, system, choices, baseline)
 
 
 def use_state() -> PageState:
@@ -198,18 +216,20 @@ def _knob_slider(knob: str, value: float, on_value: Callable[[float], None]):
 
 
 def _slider(label: str, value, shown: str, low, high, step, on_value, key: str):
+    """A labelled slider with its value written next to it (always visible, not only while dragged)."""
     low, high = min(low, value), max(high, value)
-    return rv.Slider(label=label, v_model=value, on_v_model=on_value, min=low, max=high, step=step,
-                     thumb_label=False, hide_details=True, dense=True, class_=f"airace-knob airace-knob-{key}",
-                     v_slots=[{"name": "append", "children": [
-                         rv.Html(tag="span", class_="airace-knob-value", children=[shown])]}])
+    with solara.Row(classes=["airace-knob", f"airace-knob-{key}"], gap="6px", style="align-items: center") as row:
+        rv.Slider(label=label, v_model=value, on_v_model=on_value, min=low, max=high, step=step, thumb_label=False,
+                  hide_details=True, dense=True)
+        solara.Text(shown, classes=["airace-knob-value"])
+    return row
 
 
-def _csv(model: solara.Reactive, table: str) -> Callable[[], bytes]:
+def _csv(state: PageState, table: str) -> Callable[[], bytes]:
     """The current run's table so far as CSV (written when the button is pressed)."""
 
     def make() -> bytes:
-        return csv_bytes(getattr(data.snapshot(model.value), table))
+        return csv_bytes(getattr(data.snapshot(state.model), table))
 
     return make
 
@@ -249,6 +269,6 @@ def SettingsCard(state: PageState):
         solara.Text("The current run's tables so far:", classes=["airace-downloads-title"])
         with solara.Row(gap="4px", classes=["airace-downloads"]):
             for table in ("agents", "market", "events"):
-                solara.FileDownload(_csv(state.model, table), filename=f"{table}.csv", mime_type="text/csv",
+                solara.FileDownload(_csv(state, table), filename=f"{table}.csv", mime_type="text/csv",
                                     children=[solara.Button(f"{table}.csv", icon_name="mdi-download", small=True,
                                                             outlined=True, classes=[f"airace-download-{table}"])])

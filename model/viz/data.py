@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from model.hardware import SYSTEM_KEYS
 from model.results import conform
 from model.results import outcomes as O
 from model.viz.names import KIND_ORDER, gpus_per_system
@@ -135,7 +136,7 @@ class LiveRun:
         self._months: list[str] = []
         self._agent_index: dict[str, int] = {}
         self._kinds: dict[str, str] = {}
-        self._systems: tuple[str, ...] = ()
+        self._systems: tuple[str, ...] = SYSTEM_KEYS  # the catalog until the first month's table says which
         self._per_agent: dict[str, list[np.ndarray]] = {c: [] for c in PER_AGENT}
         self._share: list[np.ndarray] = []
         self._gpus_by_system: list[np.ndarray] = []

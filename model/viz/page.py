@@ -63,7 +63,6 @@ CSS = """
 .airace-settings-card { max-width: 376px; }
 .airace-knob { margin-top: 2px; }
 .airace-knob .v-label { font-size: 13px; min-width: 128px; }
-.airace-knob .v-input__append-outer { align-self: center; margin-top: 0; margin-bottom: 0; }
 .airace-knob-value { font-variant-numeric: tabular-nums; min-width: 40px; text-align: right; font-size: 13px; }
 .airace-downloads { flex-wrap: wrap; }
 """
@@ -100,6 +99,13 @@ def _fix_navigator_template() -> None:
 def Chrome(state: PageState):
     solara.Title("airace")
     solara.Style(CSS)
+    with solara.Sidebar():
+        # SolaraViz's sidebar (Mesa's Controls) sits in the page's sidebar list after this, and Solara reuses a
+        # part at the same place in that list with its state: Mesa's controller would keep the previous run's
+        # "finished" and "playing" and its Reset the previous run's parameters. An empty part here on every
+        # other run moves Mesa's sidebar by one place, so each applied run gets a fresh one.
+        if state.run_id.value % 2:
+            solara.Div(style="display: none", classes=["airace-run-parity"])
     _Settings(state)
 
 
