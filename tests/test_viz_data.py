@@ -283,8 +283,9 @@ def test_events_in_words_with_the_fields_each_type_has(finished):
     assert set(by_agent["agent"]) == {"xAI"}
     offered = events.choices(evs)
     assert ("first_online", "first online") in offered["event"] and offered["system"][0][0] == "hgx_h100"
-    assert "<script>" not in events.events_html(pd.DataFrame([["2024-01", "x", "<script>", "", "", ""]],
-                                                             columns=events.COLUMNS))
+    hostile = pd.DataFrame([{"date": pd.Timestamp("2024-01-01"), "agent": "<script>", "event": "first_online",
+                             "system": "", "gpus": 0, "detail": ""}])
+    assert "<script>" not in events.events_html(events.matching(hostile))
 
 
 def test_csv_downloads_are_the_tables_with_iso_dates(stepped):
@@ -298,6 +299,49 @@ def test_csv_downloads_are_the_tables_with_iso_dates(stepped):
 
 
 # -- the page and the launcher ----------------------------------------------------------------------------------------
+def test_the_page_renders_month_by_month_without_a_browser(settings):
+    """Every component of the page rendered by Solara (no browser) through a few months, a filter and Apply."""
+    import solara
+    from mesa.visualization.utils import force_update
+
+    box = {}
+
+    @solara.component
+    def Harness():
+        state = components.use_page_state(BASELINE, 0)
+        components.page_context.provide(state)
+        box["state"] = state
+        with solara.Column():
+            for component in components.COMPONENTS:
+                component(state.model)
+
+    root, context = solara.render(Harness(), handle_error=False)
+    state = box["state"]
+    for _ in range(3):
+        state.model.step()
+        with context:
+            force_update()
+    html = [w.unsafe_innerHTML for w in context.find(solara.widgets.HTML).widgets]
+    assert any('<div class="airace-month">2024-03</div>' in h for h in html)
+    assert any("airace-event-table" in h for h in html) and any('data-system="hgx_h200"' in h for h in html)
+    figures = [json.loads(w.figure_json) for w in _tree(root) if hasattr(w, "figure_json")]
+    assert len(figures) == len(charts.CHARTS) and {f["month"] for f in figures} == {"2024-03"}
+    state.event_types.set(["first_delivery"])
+    state.draft.set(state.draft.value.with_knob("vr_delay_months", 5))
+    old = state.model
+    state.apply()
+    assert not old.running and controls.applied_settings(state.model).knob("vr_delay_months") == 5
+    assert data.snapshot(state.model).months_done == 0
+
+
+def _tree(widget):
+    """A widget and everything below it."""
+    yield widget
+    for child in getattr(widget, "children", None) or []:
+        if not isinstance(child, str):
+            yield from _tree(child)
+
+
 def test_page_parts_and_server_settings():
     from model.viz import app
 
@@ -310,6 +354,7 @@ def test_page_parts_and_server_settings():
     page.configure_server()
     page.configure_server()  # idempotent
     assert solara_settings.assets.extra_locations.count(str(page.PLOTLY_ASSETS)) == 1
+    assert (page.APP_ASSETS / "custom.css").exists() and "plotly.min.js" in (page.APP_ASSETS / "custom.js").read_text()
     assert (page.PLOTLY_ASSETS / "plotly.min.js").stat().st_size > 1_000_000  # served to the browser, offline
     assert solara_settings.theme.show_banner is False and solara_settings.theme.title == "airace"
     from solara.widgets.widgets import Navigator

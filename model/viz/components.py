@@ -151,8 +151,8 @@ def Scoreboard(model):
 
 @solara.component_vue("plotly_chart.vue")
 def PlotlyChart(figure_json: str, title: str, unit: str, chart_name: str, log_switch: bool = False,
-                log_default: bool = False):
-    """A plotly.js chart drawn in the browser (see plotly_chart.vue)."""
+                log_default: bool = False, in_view: bool = True, on_in_view: Callable[[bool], None] | None = None):
+    """A plotly.js chart drawn in the browser (see plotly_chart.vue); `in_view` is set by the browser."""
 
 
 @cache
@@ -164,9 +164,12 @@ def chart(name: str):
     def Chart(model):
         update_counter.get()
         state = use_state()
-        figure = charts.figure_json(name, data.snapshot(model), state.baseline())
-        PlotlyChart(figure_json=figure, title=spec.title, unit=spec.unit, chart_name=name,
-                    log_switch=spec.log_switch, log_default=spec.log)
+        in_view, set_in_view = solara.use_state(True)
+        last = solara.use_ref("")
+        if in_view or not last.current:  # a chart out of view keeps its figure until it scrolls back in
+            last.current = charts.figure_json(name, data.snapshot(model), state.baseline())
+        PlotlyChart(figure_json=last.current, title=spec.title, unit=spec.unit, chart_name=name,
+                    log_switch=spec.log_switch, log_default=spec.log, in_view=in_view, on_in_view=set_in_view)
 
     Chart.__name__ = Chart.__qualname__ = f"Chart_{name}"
     return Chart
@@ -187,11 +190,12 @@ def EventsTable(model):
     filters = (tuple(state.event_types.value or ()), state.event_agent.value, state.event_system.value)
     # events change in some months only: rows and filter choices are made again when they or the filters change
     offered = solara.use_memo(lambda: events.choices(snap.events), [model, len(snap.events)])
-    rows = solara.use_memo(lambda: events.event_rows(snap.events, filters[0] or None, *filters[1:]),
+    rows = solara.use_memo(lambda: events.matching(snap.events, filters[0] or None, *filters[1:]),
                            [model, len(snap.events), filters])
-    table = solara.use_memo(lambda: events.events_html(rows), [rows])
+    table = solara.use_memo(lambda: events.events_html(rows), [model, len(snap.events), filters])
+    shown = f", the newest {events.ROWS_SHOWN} shown" if len(rows) > events.ROWS_SHOWN else ", newest first"
     with solara.Column(classes=["airace-card", "airace-events"], gap="4px"):
-        solara.Text(f"Events so far: {len(rows)} of {len(snap.events)} shown, newest first",
+        solara.Text(f"Events so far: {len(snap.events)}; {len(rows)} match the filters{shown}",
                     classes=["airace-card-title", "airace-events-count"])
         with solara.Row(gap="6px", classes=["airace-event-filters"]):
             _select("type", offered["event"], state.event_types.value, state.event_types.set, multiple=True,
@@ -200,7 +204,7 @@ def EventsTable(model):
                     cls="airace-filter-agent")
             _select("system", offered["system"], state.event_system.value, state.event_system.set,
                     cls="airace-filter-system")
-        if rows.empty:
+        if not rows:
             solara.Text("No events yet." if snap.events.empty else "No event matches.")
         else:
             solara.HTML(tag="div", unsafe_innerHTML=table, classes=["airace-event-scroll"])

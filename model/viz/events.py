@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 
+import numpy as np
 import pandas as pd
 
 from model.hardware import SYSTEM_KEYS
@@ -52,36 +54,50 @@ def _catalog_order(key: str) -> tuple[int, str]:
     return (SYSTEM_KEYS.index(key) if key in SYSTEM_KEYS else len(SYSTEM_KEYS), key)
 
 
+@dataclass(frozen=True)
+class EventRow:
+    """One event as the table shows it: its cells and its HTML row."""
+
+    cells: tuple[str, ...]
+    html: str
+
+
+@lru_cache(maxsize=50_000)
+def _row(month: str, event: str, agent: str, system: str, gpus: int, detail: str) -> EventRow:
+    """An event in words (made once per event: each month adds a few to hundreds already shown)."""
+    kind = event_kind(event)
+    cells = (month, kind.label, agent_label(agent), system_short(system) if system and "system" in kind.fields else "",
+             whole(gpus) if gpus and "gpus" in kind.fields else "", readable(detail) if "detail" in kind.fields else "")
+    return EventRow(cells, "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
+
+
+def matching(events: pd.DataFrame, types: Iterable[str] | None = None, agent: str | None = None,
+             system: str | None = None) -> list[EventRow]:
+    """Events matching the filters (None: any), newest first (same month: logged last first)."""
+    if events.empty:
+        return []
+    keep = np.ones(len(events), dtype=bool)
+    if types is not None:
+        keep &= events["event"].isin(list(types)).to_numpy()
+    if agent:
+        keep &= (events["agent"] == agent).to_numpy()
+    if system:
+        keep &= (events["system"] == system).to_numpy()
+    picked = events[keep]
+    months = picked["date"].dt.strftime("%Y-%m").to_numpy()
+    order = np.lexsort((-np.arange(len(picked)), np.array([-int(m.replace("-", "")) for m in months])))
+    columns = [picked[c].to_numpy() for c in ("event", "agent", "system", "gpus", "detail")]
+    return [_row(months[i], *(str(c[i]) if j != 3 else int(c[i]) for j, c in enumerate(columns))) for i in order]
+
+
 def event_rows(events: pd.DataFrame, types: Iterable[str] | None = None, agent: str | None = None,
                system: str | None = None) -> pd.DataFrame:
-    """Events matching the filters (None: any), newest first (same month: logged last first), in words; a field
-    the type of event does not have is blank."""
-    if events.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    rows = events.assign(_order=range(len(events)))
-    if types is not None:
-        rows = rows[rows["event"].isin(list(types))]
-    if agent:
-        rows = rows[rows["agent"] == agent]
-    if system:
-        rows = rows[rows["system"] == system]
-    rows = rows.sort_values(["date", "_order"], ascending=False)
-    kinds = [event_kind(e) for e in rows["event"]]
-    out = pd.DataFrame({
-        "month": rows["date"].dt.strftime("%Y-%m").to_numpy(),
-        "event": [k.label for k in kinds],
-        "agent": [agent_label(a) for a in rows["agent"]],
-        "system": [system_short(s) if s and "system" in k.fields else "" for s, k in zip(rows["system"], kinds,
-                                                                                          strict=True)],
-        "gpus": [whole(g) if g and "gpus" in k.fields else "" for g, k in zip(rows["gpus"], kinds, strict=True)],
-        "detail": [readable(d) if "detail" in k.fields else "" for d, k in zip(rows["detail"], kinds, strict=True)],
-    })
-    return out
+    """`matching` as a table of words; a field the type of event does not have is blank."""
+    return pd.DataFrame([r.cells for r in matching(events, types, agent, system)], columns=COLUMNS)
 
 
-def events_html(rows: pd.DataFrame, limit: int = ROWS_SHOWN) -> str:
+def events_html(rows: list[EventRow], limit: int = ROWS_SHOWN) -> str:
     """The first `limit` rows as an HTML table."""
     head = "".join(f"<th>{c if c != 'gpus' else 'GPUs'}</th>" for c in COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"
-                   for row in rows.head(limit).itertuples(index=False))
+    body = "".join(r.html for r in rows[:limit])
     return f'<table class="airace-event-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
