@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Screenshot the browser app after some months (for the README).")
     parser.add_argument("out", nargs="?", default="docs/viz.png", help="PNG to write (default docs/viz.png)")
     parser.add_argument("--scenario", default=str(DEFAULT_SCENARIO_FILE), help="scenario file")
-    parser.add_argument("--months", type=int, default=30, help="months to step before the screenshot")
+    parser.add_argument("--months", type=int, default=40, help="months to step before the screenshot")
     parser.add_argument("--seed", type=int, default=0, help="seed")
     args = parser.parse_args(argv)
     path = screenshot(Path(args.out), args.scenario, args.months, args.seed)
