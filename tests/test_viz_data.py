@@ -125,6 +125,14 @@ def test_scenario_choices_list_the_scenario_files_with_their_stories(tmp_path):
     assert mine[0].name == "mine.toml" and mine[0].story == "My story." and len(mine) == len(files) + 1
 
 
+def test_every_scenario_in_the_selector_runs():
+    for choice in controls.scenario_choices():
+        model = controls.build_model(RunSettings.of_scenario(choice.path, seed=1))
+        model.step()
+        assert data.snapshot(model).month == "2024-01", choice.name
+        assert controls.applied_settings(model).scenario_file == choice.path
+
+
 # -- the live run ---------------------------------------------------------------------------------------------------
 def test_snapshot_month_span_and_caching(stepped, settings):
     snap = data.snapshot(stepped)
