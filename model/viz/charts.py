@@ -156,7 +156,7 @@ def figure(name: str, snap: Snapshot, base: Snapshot | None = None) -> dict:
         "margin": {"l": 52, "r": 6, "t": 26, "b": 30},  # t: room for plotly's tool bar above the legend
         "xaxis": {"type": "date", "hoverformat": "%Y-%m", "tickformat": "%Y", "dtick": "M12",
                   "showspikes": False},
-        "yaxis": {"type": "log" if chart.log else "linear", "tickformat": "~s", "automargin": True,
+        "yaxis": {"type": "log" if chart.log else "linear", "tickformat": "~s",  # no automargin: a second pass
                   "rangemode": "tozero", "ticksuffix": "%" if chart.percent else ""},
         "legend": {"font": {"size": 10}, "itemsizing": "constant", "tracegroupgap": 1,
                    "traceorder": "reversed" if chart.stacked else "normal"},
