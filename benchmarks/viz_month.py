@@ -46,6 +46,7 @@ def one_run() -> tuple[float, float, int]:
         step_s += t1 - t0
         render_s += t2 - t1
         months += 1
+    render_context.close()  # else the next run's months would re-render this page too (one global update counter)
     return step_s * 1000 / months, render_s * 1000 / months, months
 
 

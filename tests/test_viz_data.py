@@ -340,6 +340,7 @@ def test_the_page_renders_month_by_month_without_a_browser(settings):
     state.apply()
     assert not old.running and controls.applied_settings(state.model).knob("vr_delay_months") == 5
     assert data.snapshot(state.model).months_done == 0
+    context.close()
 
 
 def _tree(widget):
