@@ -203,6 +203,28 @@ def test_the_page_states_what_a_result_folder_of_the_same_run_says(finished, tmp
     assert f'{gb300["date"]:%Y-%m}</span> <span class="airace-agent">{names.agent_label(gb300["agent"])}' in row
 
 
+def test_reading_while_another_thread_steps_gives_whole_months():
+    """Mesa's play loop steps the model while the page may render in another thread: every snapshot holds whole
+    months, and the last one equals a run read month by month."""
+    import threading
+
+    model = controls.build_model(RunSettings.of_scenario(BASELINE, seed=2))
+    runner = threading.Thread(target=model.run)
+    runner.start()
+    seen = set()
+    while runner.is_alive() or not seen:
+        snap = data.snapshot(model)
+        seen.add(snap.months_done)
+        if snap.months_done:
+            per_month = snap.agents.groupby("date").size()
+            assert len(per_month) == snap.months_done == len(snap.months) and per_month.nunique() == 1
+            assert snap.agents["date"].max() == pd.Timestamp(f"{snap.month}-01")
+    runner.join()
+    last = data.snapshot(model)
+    assert last.months_done == 84 and len(seen) > 1
+    pd.testing.assert_frame_equal(last.agents, conform("agents", model.agents_frame()))
+
+
 # -- charts -------------------------------------------------------------------------------------------------------
 def test_chart_traces_are_the_series_with_names_units_and_colours(stepped):
     snap = data.snapshot(stepped)

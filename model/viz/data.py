@@ -158,9 +158,17 @@ class LiveRun:
             months_done = int(model.time_index)
             if months_done == self._snapshot.months_done:
                 return self._snapshot
-            agents, market, events = model.agents_frame(), model.market_frame(), model.events_frame()
+            # Mesa's play loop steps the model in one thread while the page may render in another (a click, a chart
+            # scrolled into view): a read that meets a month being written is dropped, the next render catches up.
+            try:
+                agents, market, events = model.agents_frame(), model.market_frame(), model.events_frame()
+            except (ValueError, IndexError, RuntimeError):  # a table grew while pandas read it
+                return self._snapshot
             if int(model.time_index) != months_done or len(market) != months_done:
-                return self._snapshot  # the model stepped while we read (another thread): next render catches up
+                return self._snapshot
+            last = add_months(self.start_month, months_done - 1)
+            written = agents.iloc[self._rows["agents"]:]
+            agents = agents.iloc[:self._rows["agents"] + int((written["date"].astype(str).str[:7] <= last).sum())]
             self._ingest(agents, market, events, months_done)
             self._snapshot = self._make_snapshot(months_done)
             return self._snapshot
