@@ -24,7 +24,8 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-from analysis import market, sensitivity, timeline
+from analysis import clusters, record, sensitivity, shares, timeline
+from analysis import revenue as revenue_figure
 from analysis.figure import sys_name
 from analysis.summaries import systems_in
 from model.errors import InputError
@@ -35,7 +36,9 @@ BASELINE = "baseline"
 UNCERTAINTY = "uncertainty"
 SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained", "neocloud_surge", "openai_stargate")
 SCENARIO_YEARS = (2025, 2026, 2027)  # revenue columns of the scenario table; the last one's December for stocks
-FIGURES = {"timeline": "figure_timeline.png", "market": "figure_market.png", "sensitivity": "figure_sensitivity.png"}
+FIGURES = {"shares": "figure_shares.png", "clusters": "figure_clusters.png", "timeline": "figure_timeline.png",
+           "revenue": "figure_revenue.png", "sensitivity": "figure_sensitivity.png"}
+BASELINE_FIGURES = (shares, clusters, timeline, revenue_figure)  # drawn from the baseline's seeds
 README_FIGURE_WIDTH_PX = 1200  # half the report's 200-dpi width: sharp on screen, small in the repository
 
 
@@ -44,7 +47,7 @@ def reported_fiscal_revenue_usd() -> dict[str, float]:
     """NVIDIA's reported data-center revenue per fiscal year ("FY2025": USD): the sum of the sourced quarters, for
     the fiscal years whose four quarters are all reported (the data file's test checks the sums against the reported
     years)."""
-    df = pd.read_csv(market.REPORTED_CSV, comment="#")
+    df = record.read("revenue")
     years = df.groupby("fiscal_year")["dc_revenue_usd_bn"].agg(["sum", "count"])
     return {f"FY{int(y)}": float(row["sum"]) * 1e9 for y, row in years.iterrows() if row["count"] == 4}
 
@@ -216,7 +219,7 @@ def draw_figures(baseline: ResultSet, uncertainty: ResultSet | None, figures_dir
     """The README's figures, drawn by the report's own figure modules, written as small PNGs into `figures_dir`."""
     written = []
     with tempfile.TemporaryDirectory() as tmp:
-        made = {f.name: f.png for f in timeline.make(baseline, Path(tmp)) + market.make(baseline, Path(tmp))}
+        made = {f.name: f.png for module in BASELINE_FIGURES for f in module.make(baseline, Path(tmp))}
         if uncertainty is not None:
             made.update({f.name: f.png for f in sensitivity.make(uncertainty, Path(tmp))})
         for name, target in FIGURES.items():

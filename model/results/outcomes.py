@@ -658,3 +658,17 @@ def differences(values: pd.DataFrame, seeds: pd.DataFrame, keys: Sequence[str], 
                          "noise_p95": hi})
     cols = ["label", *keys, "paired", "runs", "delta", "delta_p05", "delta_p95", "noise_p05", "noise_p95"]
     return pd.DataFrame(rows, columns=cols)
+
+
+FAN_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def fan(df: pd.DataFrame, keys: Sequence[str], value: str) -> pd.DataFrame:
+    """Quantiles of `value` across runs for fan charts: per (label,) keys, `runs` and `<value>_p05`, `_p25`,
+    `<value>` (median), `_p75`, `_p95` (linear interpolation): the 50% and 90% bands around the median."""
+    by = [*(["label"] if "label" in df.columns and "label" not in keys else []), *keys]
+    grouped = df.groupby(by, sort=False, dropna=False)[value]
+    out = pd.DataFrame({"runs": grouped.count()})
+    for q in FAN_QUANTILES:
+        out[value if q == 0.5 else f"{value}_p{round(q * 100):02d}"] = grouped.quantile(q)
+    return out.reset_index()

@@ -8,10 +8,10 @@ inverse CDF (a value that is an int in the scenario is rounded):
   number of runs; analysed with moment-independent (delta) and RBD-FAST indices and rank correlations.
 - `"sobol"`: SALib's Saltelli extension of the Sobol' sequence with second-order terms, N x (2d + 2) runs for N a
   power of two; analysed with first, total and second-order Sobol' indices.
-- `"morris"`: SALib's Morris trajectories on a 4-level grid, r x (d + 1) runs; analysed with mu*, mu and sigma of the
-  elementary effects. The grid's levels are cell midpoints (1/8, 3/8, 5/8, 7/8 of each parameter's quantile range,
-  steps of half the range), so a normal distribution never meets an infinite quantile and every step moves a
-  `choice` parameter to another value.
+- `"morris"`: SALib's Morris trajectories on its 4-level grid (0, 1/3, 2/3 and 1 of each parameter's quantile
+  range, steps of 2/3 of it), r x (d + 1) runs; analysed with mu*, mu and sigma of the elementary effects. The grid
+  reaches both ends of each range, so a normal distribution needs `low` and `high`; every step moves a `choice`
+  parameter to another value, and a rounded int whose step would not is refused.
 
 Run i of any design keeps its own seed (base + i): stochastic noise is part of every index, which the analysis
 measures against a noise floor. The samples are applied through `model.scenario.apply_overrides`, so they are
@@ -71,8 +71,7 @@ class ParamSpec:
 
 
 METHODS = ("lhs", "sobol", "morris")
-MORRIS_LEVELS = 4  # grid levels of a Morris design (SALib's default)
-MORRIS_STEP = 0.5  # a Morris step on the midpoint grid, as a share of the parameter's quantile range
+MORRIS_LEVELS = 4  # grid levels of a Morris design (SALib's default): a step is 4 / (2 x 3) = 2/3 of the range
 
 
 @dataclass(frozen=True)
@@ -238,8 +237,8 @@ def sobol_unit(runs: int, d: int, seed: int, source: str = "--runs") -> np.ndarr
 
 
 def morris_unit(runs: int, d: int, seed: int, source: str = "--runs") -> np.ndarray:
-    """The runs x d points of SALib's Morris trajectories on the midpoint grid (module docstring); `runs` must be
-    r(d + 1) with at least two trajectories."""
+    """The runs x d points of SALib's Morris trajectories on its grid (module docstring); `runs` must be r(d + 1)
+    with at least two trajectories."""
     from SALib.sample import morris  # lazy: SALib only for designs that need it
 
     r = runs // (d + 1)
@@ -247,8 +246,7 @@ def morris_unit(runs: int, d: int, seed: int, source: str = "--runs") -> np.ndar
         choices = ", ".join(str((d + 1) * k) for k in (2, 5, 10, 20))
         raise InputError(f"{source}: --runs {runs}: a Morris design of {d} parameters runs r trajectories of "
                          f"{d} + 1 = {d + 1} runs, r >= 2; expected a multiple of {d + 1} such as {choices}")
-    grid = morris.sample(_unit_problem(d), r, num_levels=MORRIS_LEVELS, seed=seed)
-    return (grid * (MORRIS_LEVELS - 1) + 0.5) / MORRIS_LEVELS
+    return morris.sample(_unit_problem(d), r, num_levels=MORRIS_LEVELS, seed=seed)
 
 
 def unit_design(method: str, runs: int, d: int, seed: int, source: str = "--runs") -> np.ndarray:
@@ -261,15 +259,18 @@ def unit_design(method: str, runs: int, d: int, seed: int, source: str = "--runs
 
 
 def _check_morris_steps(specs: tuple[ParamSpec, ...], source: str) -> None:
-    """Every Morris step must change the parameter it moves, or its elementary effect is lost: a rounded int whose
-    range is under two steps can round both ends of a step to one value."""
-    levels = (np.arange(MORRIS_LEVELS) + 0.5) / MORRIS_LEVELS
+    """The grid's ends must be values (an untruncated normal's are infinite), and every Morris step must change the
+    parameter it moves, or its elementary effect is lost (a rounded int with a narrow range)."""
+    levels = np.arange(MORRIS_LEVELS) / (MORRIS_LEVELS - 1)
     half = MORRIS_LEVELS // 2
     for spec in specs:
+        if spec.dist == "normal" and not ("low" in spec.fields and "high" in spec.fields):
+            raise InputError(f"{source}: [sweep] {spec.path!r}: a Morris design samples both ends of each range; "
+                             "give this normal distribution low and high")
         values = spec.inverse_cdf(levels)
         if any(values[k] == values[k + half] for k in range(half)):
-            raise InputError(f"{source}: [sweep] {spec.path!r}: a Morris step of half its range does not change its "
-                             f"value (levels give {values}); widen the range or use dist = \"choice\"")
+            raise InputError(f"{source}: [sweep] {spec.path!r}: a Morris step of 2/3 of its range does not change "
+                             f"its value (levels give {values}); widen the range or use dist = \"choice\"")
 
 
 def build_design(params: dict[str, Any], runs: int, base_seed: int, source: str) -> Design:
