@@ -10,6 +10,7 @@ V1 = (1 + b pi^4/5)^2 / 2, V2 = a^2/8, V13 = 8 b^2 pi^8/225 (Saltelli et al. 200
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -137,3 +138,31 @@ def test_morris_refuses_what_its_grid_cannot_step():
     params["sweep"]["kinds.hyperscaler.wait_tau_months"] = {"dist": "uniform", "low": 6, "high": 6.6}
     with pytest.raises(InputError, match="does not change its value"):
         D.build_design(params, 40, 0, "u.toml")
+
+
+# -- a sampled sweep through the model, then its figure -------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("method, runs", [("sobol", 2 * (2 * 2 + 2)), ("morris", 3 * (2 + 1))])
+def test_a_sobol_or_morris_sweep_gets_its_analysis(tmp_path, method, runs):
+    from model.results import read_folders
+    from model.sweep import run_sweep
+
+    root = Path(__file__).resolve().parents[1]
+    scenario = tmp_path / f"{method}.toml"
+    scenario.write_text(f'extends = "{(root / "scenarios" / "baseline.toml").as_posix()}"\nend = "2024-12"\n'
+                        f'[sweep]\nmethod = "{method}"\n'
+                        '"supplier.supply_growth_multiplier" = { dist = "uniform", low = 0.5, high = 1.5 }\n'
+                        '"power_lead_time_multiplier" = { dist = "uniform", low = 0.7, high = 2.0 }\n')
+    folder = run_sweep(scenario, runs, out=tmp_path / "sweep", base_seed=0, workers=2)
+    files = S.make(read_folders([folder]), tmp_path / "figs")
+    names = {f.name for f in files}
+    assert names == ({"sensitivity", "sensitivity_second_order"} if method == "sobol" else {"sensitivity"})
+    idx = pd.read_csv(tmp_path / "figs" / "sensitivity.csv")
+    assert set(idx["design"]) == {method} and set(idx["parameter"]) == {"supplier.supply_growth_multiplier",
+                                                                          "power_lead_time_multiplier"}
+    columns = {"sobol": ["S1", "S1_conf", "ST", "ST_conf"], "morris": ["mu", "mu_star", "mu_star_conf", "sigma"]}
+    revenue = idx[idx["outcome"] == "nvidia_revenue_usd_2024"]
+    assert revenue[columns[method]].notna().all().all() and (revenue["runs"] == runs).all()
+    if method == "sobol":
+        s2 = pd.read_csv(tmp_path / "figs" / "sensitivity_second_order.csv")
+        assert set(s2["outcome"]) >= {"nvidia_revenue_usd_2024"} and s2["S2"].notna().all()
