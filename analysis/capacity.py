@@ -61,15 +61,16 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
         ax.stackplot(d.index, *(d[a].to_numpy() for a in owners), colors=[F.agent_color(a) for a in owners],
                      linewidth=0.2, edgecolor="white")
         tot = totals[totals["label"] == src.label]
-        if src.n_runs > 1:
-            F.band(ax, tot["date"], tot["total_h100e_p05"], tot["total_h100e_p95"], "black", alpha=0.15)
+        if src.n_runs > 1:  # the total's range as lines: a band would hide the owners' areas under it
+            for col in ("total_h100e_p05", "total_h100e_p95"):
+                ax.plot(tot["date"], tot[col], color="0.15", linewidth=0.8, linestyle="--")
         if opts.log:
             ax.set_yscale("log")
         F.millions(ax)
         ax.set_ylabel("H100e (millions)")
         ax.margins(x=0)
         F.date_axis(ax, d.index.min(), d.index.max())
-        what = describe_runs(src).replace("median and 5-95% range", "mean per owner, 5-95% band of the total")
+        what = describe_runs(src).replace("median and 5-95% range", "mean per owner, dashed: 5% and 95% of the total")
         ax.set_title(f"{titles[src.label]}: {what}", loc="left", fontsize=9.5, fontweight="normal")
     F.legend_outside(top, [Patch(color=F.agent_color(a), label=F.agent_label(a)) for a in owners], ncols=8)
     small = F.grid_axes(bottom, max(len(owners_rec), 1), ncols=max(min(len(owners_rec), 6), 1), sharex=True)

@@ -293,6 +293,7 @@ def render_html(rs: ResultSet, figures: list[FigureFile], skipped: list[tuple[st
 def _progress(total: int):
     from tqdm import tqdm  # lazy: only the command line draws a bar
 
+    tqdm.monitor_interval = 0  # no monitor thread: the figure workers are forked from this process
     return tqdm(total=total, desc="report", unit="figure", file=sys.stderr, disable=None, leave=False,
                 dynamic_ncols=True)
 

@@ -291,7 +291,7 @@ def _panel(ax, d: pd.DataFrame, design: str, name: str, order: list[str]) -> Non
     ax.grid(axis="y", visible=False)
     ax.tick_params(axis="x", labelsize=7)
     note = d["note"].dropna().iloc[0] if "note" in d.columns and d["note"].notna().any() else ""
-    ax.set_title(textwrap.fill(name + (f" ({note})" if note else ""), 20), fontsize=8)
+    ax.set_title(textwrap.fill(name + (f" ({note})" if note else ""), 17), fontsize=8)
 
 
 def short_name(outcome: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from analysis import figure as F
 from analysis import record
@@ -76,6 +77,8 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
             ax.annotate(r.model, (r.month, r.training_flop), xytext=(4, -9), textcoords="offset points",
                         fontsize=6.5, color="0.25")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"1e{np.log10(v):.0f}" if v > 0 else ""))
+        ax.yaxis.set_minor_locator(NullLocator())
         ax.set_ylabel("training compute (FLOP, log scale)")
         F.date_axis(ax, lo, hi)
         what = f"{src.n_runs} runs, every training run drawn" if src.n_runs > 1 else "one run"
