@@ -25,6 +25,7 @@ from model.results import outcomes as O
 NAME = "clusters"
 TITLE = "Largest training cluster by owner, in GPUs and MW, beside the public record"
 MAX_OWNERS = 8
+FLOOR = {"largest_cluster_gpus": 1000.0, "largest_cluster_mw": 1.0}  # axis floor: smaller is not a training cluster
 
 
 def tables(rs: ResultSet) -> dict[str, pd.DataFrame]:
@@ -32,6 +33,9 @@ def tables(rs: ResultSet) -> dict[str, pd.DataFrame]:
     date and named agent; the public record's clusters."""
     named = rs.agents[O.is_named(rs.agents["kind"])]
     out = {"": O.band(named, ["date", "agent", "kind"], "largest_cluster_gpus")}
+    if "largest_cluster_h100e" in named.columns:
+        h = O.band(named, ["date", "agent", "kind"], "largest_cluster_h100e")
+        out[""] = out[""].merge(h.drop(columns="runs"), on=["label", "date", "agent", "kind"], how="left")
     if "largest_cluster_mw" in named.columns:
         out["mw"] = O.band(named, ["date", "agent", "kind"], "largest_cluster_mw")
     rec = record.clusters()
@@ -88,13 +92,15 @@ def _panels(sub, rs: ResultSet, data: pd.DataFrame | None, value: str, rec: pd.D
         if data is not None:
             for src in rs.sources:
                 d = data[(data["label"] == src.label) & (data["agent"] == agent)]
-                d = d[d[value] > 0]
-                ax.plot(d["date"], d[value], color=colors[src.label], linewidth=1.6)
+                floor = FLOOR[value]
+                ax.plot(d["date"], d[value].where(d[value] >= floor), color=colors[src.label], linewidth=1.6)
                 if src.n_runs > 1:
-                    F.band(ax, d["date"], d[f"{value}_p05"].clip(lower=1), d[f"{value}_p95"], colors[src.label])
+                    F.band(ax, d["date"], d[f"{value}_p05"].clip(lower=floor), d[f"{value}_p95"], colors[src.label],
+                           where=(d[f"{value}_p95"] >= floor).to_numpy())
         _record_points(ax, rec[rec["agent"] == agent], "gpus" if value == "largest_cluster_gpus" else "mw", lo, hi)
         if ax.lines:
             ax.set_yscale("log")
+            ax.set_ylim(bottom=FLOOR[value])
             F.count_ticks(ax)
         ax.set_title(F.agent_label(agent), fontsize=9)
         F.date_axis(ax, lo, hi, narrow=True)
@@ -109,6 +115,8 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     titles = input_titles(rs)
     colors = F.label_colors(rs.labels)
     agents = owners(rs, gpus, rec)
+    systems = [c.removeprefix(O.SYSTEM_PREFIX) for c in rs.agents.columns if c.startswith(O.SYSTEM_PREFIX)]
+    simulated = set(O.system_facts(systems)["vendor"])
     rows = -(-len(agents) // 4)
     mw_rows = rows if "mw" in t else 1
     fig = F.new_figure(2.4 * (rows + mw_rows) + 2.6)
@@ -129,15 +137,16 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
                 Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", markeredgecolor=F.RECORD_COLOR,
                        label="announced, at its target date"),
                 Line2D([], [], linestyle="none", marker="X", markerfacecolor="white", markeredgecolor=F.RECORD_COLOR,
-                       label="TPU or Trainium (not simulated)")]
+                       label="TPU or Trainium" + ("" if simulated - {"NVIDIA"} else " (not simulated)"))]
     F.legend_outside(bottom, handles, ncols=min(len(handles), 4))
     F.title(fig, TITLE)
     notes = F.definitions(fig, (
         f"Model: the agents table's largest_cluster_gpus, which here is {O.largest_cluster_meaning(rs.agents.columns)}"
         + ("" if has_largest else " (so it can fall when a newer, smaller site trains the run faster)")
-        + ". Public record: analysis/data/public_clusters.csv (one site or fabric per row; GPU counts are packages; "
-        "MW as the source gives it, facility or IT). Some campus powers are also scenario inputs (site caps): see "
-        "analysis/data/README.md. Labs' clusters on a partner's site are on record under the owner of the site."))
+        + "; drawn from 1,000 GPUs up. Public record: analysis/data/public_clusters.csv (one site or fabric per "
+        "row; GPU counts are packages; MW as the source gives it, facility or IT). Some campus powers are also "
+        "scenario inputs (site caps): see analysis/data/README.md. Labs' clusters on a partner's site are on record "
+        "under the owner of the site."))
     return [F.save(fig, out, NAME, TITLE, t, notes)]
 
 

@@ -27,6 +27,7 @@ from PIL import Image
 from analysis import clusters, record, sensitivity, shares, timeline
 from analysis import revenue as revenue_figure
 from analysis.figure import sys_name
+from analysis.names import agent_name
 from analysis.summaries import systems_in
 from model.errors import InputError
 from model.results import ResultSet, Source, read_folder, read_folders, write_file_atomically
@@ -72,7 +73,8 @@ def _first_cell(row: pd.Series | None) -> str:
     date = f"{row['date']:%Y-%m}"
     if row["date_p05"] != row["date_p95"]:
         date += f" [{row['date_p05']:%Y-%m}, {row['date_p95']:%Y-%m}]"
-    text = f"{date} {row['agent']} ({row['agent_frequency'] * row['runs_with_event']:.0f}/{row['runs_with_event']})"
+    first_in = row["agent_frequency"] * row["runs_with_event"]
+    text = f"{date} {agent_name(row['agent'])} ({first_in:.0f}/{row['runs_with_event']})"
     if row["runs_with_event"] < row["runs"]:
         text += f", in {row['runs_with_event']} of {row['runs']} seeds"
     return text
@@ -109,7 +111,7 @@ def compute_section(src: Source) -> str:
         rest = kinds[(kinds["date"] == date) & ~O.is_named(kinds["kind"])]["share"]
         year = revenue[revenue["year"] == date.year]["nvidia_revenue_usd"] if date.month == 12 else pd.Series()
         rows.append([f"{date:%Y-%m}", _interval(t["total_h100e"], 1e6, ".1f"),
-                     f"{lead['agent']} ({lead['frequency']:.0%}), {lead['share']:.0%}",
+                     f"{agent_name(lead['agent'])} ({lead['frequency']:.0%}), {lead['share']:.0%}",
                      f"{rest.median():.0%}" if len(rest) else "-",
                      _interval(t["largest_cluster_gpus"], 1e3, ",.0f"),
                      _interval(t["fastest_frontier_run_days"].dropna(), 1, ".0f") if t["fastest_frontier_run_days"]
@@ -196,7 +198,7 @@ def scenario_section(sources: Sequence[Source]) -> str:
         cells.append(f"{neo.median():.1%}" if len(neo) else "-")
         vr = O.firsts_across_runs(O.firsts(src.events, src.agents, which=["first_cluster_at_scale"]), src.n_runs)
         vr = vr[vr["system"] == "vr_nvl72"]
-        cells.append(f"{vr['date'].iloc[0]:%Y-%m} {vr['agent'].iloc[0]}" if len(vr) else "-")
+        cells.append(f"{vr['date'].iloc[0]:%Y-%m} {agent_name(vr['agent'].iloc[0])}" if len(vr) else "-")
         days = totals["fastest_frontier_run_days"].dropna()
         cells.append(f"{days.median():.0f}" if len(days) else "-")
         rows.append(cells)

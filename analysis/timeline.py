@@ -63,12 +63,10 @@ def _heatmap(ax, d: pd.DataFrame, agents: list[str], systems: list[str], runs: i
     ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
     for i in range(len(agents)):
         for j in range(len(systems)):
-            if text[i][j]:
+            if text[i][j]:  # an empty (white) cell: never in the run
                 dark = grid[i, j] <= 2
                 ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
                         color="white" if dark else "0.1", fontweight="bold" if grid[i, j] == 0 else "normal")
-            else:
-                ax.text(j, i, "-", ha="center", va="center", fontsize=7, color="0.6")
     ax.set_xticks(range(len(systems)), [F.sys_name(s) for s in systems], rotation=30, ha="right", fontsize=7.5)
     ax.set_yticks(range(len(agents)), [F.agent_label(a) for a in agents], fontsize=8)
     ax.grid(False)
@@ -110,7 +108,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     notes = F.definitions(fig, (
         "Cell: the month (YY-MM) the agent first had GPUs of that system online, or first had one training cluster "
         "of at least the scenario's at-scale threshold of that system; shade: months after the first named agent "
-        "(bold: first); '-': never in the run; '*': not every run of a "
+        "(bold: first); empty: never in the run; '*': not every run of a "
         "sweep reached it (the median is over those that did). Generations some buyer already runs at the start "
         "raise no firsts; the rest of the market, an aggregate, is never first and is not shown."))
     return [F.save(fig, out, NAME, TITLE, {"": data}, notes)]
