@@ -243,12 +243,10 @@ def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     try:
-        # The SVG first: its draw runs the layout engine (positions are figure fractions, the same at any DPI), then
-        # the PNG keeps that layout. In this order a figure costs about a fifth less than PNG first.
-        write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
-        fig.set_layout_engine("none")
         write_file_atomically(png, lambda p: fig.savefig(p, format="png", dpi=DPI,
                                                          pil_kwargs={"compress_level": PNG_COMPRESSION}))
+        fig.set_layout_engine("none")  # keep the layout just computed: the SVG matches the PNG and saves faster
+        write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
         width_in, height_in = fig.get_size_inches()
     finally:
         plt.close(fig)
