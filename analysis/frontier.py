@@ -50,10 +50,13 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
         limit = (src.scenario_params.get("frontier") or {}).get("max_run_days")
         if isinstance(limit, int | float):
             ax.axhline(limit, color="0.3", linestyle="--", linewidth=1)
-            ax.annotate(f"longest run labs start: {limit:g} days", (src.agents["date"].min(), limit),
-                        xytext=(4, 3), textcoords="offset points", fontsize=7.5, color="0.3")
+            ax.annotate(f"longest run labs start: {limit:g} days", (src.agents["date"].max(), limit),
+                        xytext=(-4, 4), textcoords="offset points", ha="right", fontsize=7.5, color="0.3",
+                        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
         if ax.lines:
             ax.set_yscale("log")
+            if isinstance(limit, int | float):  # runs over ten times the longest anyone starts: off the chart
+                ax.set_ylim(top=min(ax.get_ylim()[1], 10 * limit))
             F.plain_ticks(ax)
         else:
             F.note(ax, "no cluster fits the reference run")
@@ -70,8 +73,9 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     notes = F.definitions(fig, (
         "frontier_run_days: days the scenario's reference frontier run takes on the cluster, among those the agent "
         f"owns or (a lab) can reach, that trains it fastest ({cluster}); a compute-optimal dense model at the "
-        "cluster's goodput (failures and checkpoints included). Named agents only; the rest of the market is an "
-        "aggregate and holds no cluster anyone could name."))
+        "cluster's goodput (failures and checkpoints included); clusters needing over ten times the longest run labs "
+        "start are off the chart. Named agents only; the rest of the market is an aggregate and holds no cluster "
+        "anyone could name."))
     return [F.save(fig, out, NAME, TITLE, {"": data}, notes)]
 
 
