@@ -113,18 +113,19 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
 
 
 def test_revenue_is_nvidias_part_of_what_buyers_paid_plus_networking(run0):
-    sup = run0.params["supplier"]
+    sup = run0.spec.supplier
     paid = sum(b.capex_usd for b in run0.buyers.values())
-    shares = set(sup["nvidia_share_of_system_price"].values())
-    revenue = run0.supplier.revenue_total_usd / (1 + sup["attach_revenue_fraction"])
+    shares = set(sup.nvidia_share_of_system_price.values())
+    revenue = run0.supplier.revenue_total_usd / (1 + sup.attach_revenue_fraction)
     assert min(shares) * paid - 1e-3 <= revenue <= max(shares) * paid + 1e-3
     # with every share at 1, revenue is exactly what buyers paid plus networking
-    all_one = dict.fromkeys(sup["nvidia_share_of_system_price"], 1.0)
-    params = {**run0.params, "end": "2025-06", "supplier": {**sup, "nvidia_share_of_system_price": all_one}}
+    tree = run0.spec.tree
+    all_one = dict.fromkeys(tree["supplier"]["nvidia_share_of_system_price"], 1.0)
+    params = {**tree, "end": "2025-06", "supplier": {**tree["supplier"], "nvidia_share_of_system_price": all_one}}
     model = MarketModel.from_params(params, seed=0)
     model.run()
     paid = sum(b.capex_usd for b in model.buyers.values())
-    assert model.supplier.revenue_total_usd == pytest.approx(paid * (1 + sup["attach_revenue_fraction"]), rel=1e-9)
+    assert model.supplier.revenue_total_usd == pytest.approx(paid * (1 + sup.attach_revenue_fraction), rel=1e-9)
     assert run0.market_frame().nvidia_revenue_usd.sum() == pytest.approx(run0.supplier.revenue_total_usd)
 
 
@@ -139,7 +140,7 @@ def test_same_seed_same_tables_and_seeds_differ_where_randomness_enters(params):
 
 def test_no_system_ships_before_its_catalog_date_plus_scenario_delay(run0):
     market = run0.market_frame()
-    delays = run0.params["supplier"]["delay_months"]
+    delays = run0.spec.supplier.delay_months
     for k, s in systems().items():
         shipped = market[market[f"units_shipped_{k}"] > 0]
         if len(shipped) and s.first_shipment >= "2024-01":

@@ -7,10 +7,10 @@ import pytest
 
 from model.hardware.systems import systems
 from model.market import MarketModel
-from model.market.agents import by_year
 from model.market.contracts import contract_from_terms
 from model.market.sites import Batch, Site
 from model.scenario.loading import load_scenario_dict
+from model.scenario.schema import by_year
 
 
 def test_values_by_year_carry_forward_and_grow_after_the_last_entry():
@@ -53,7 +53,7 @@ def test_a_new_system_ramps_geometrically_from_first_shipment_to_volume(model):
     k = "gb300_nvl72"
     first, volume = sup.first[k], sup.volume[k]
     ramp = [sup.ramp_fraction(k, t) for t in range(first - 1, volume + 2)]
-    assert ramp[0] == 0.0 and ramp[1] == pytest.approx(sup.p["ramp_first_month_fraction"])
+    assert ramp[0] == 0.0 and ramp[1] == pytest.approx(sup.p.ramp_first_month_fraction)
     assert all(b > a for a, b in zip(ramp[1:-2], ramp[2:-1], strict=False)) and ramp[-1] == ramp[-2] == 1.0
 
 
@@ -87,7 +87,7 @@ def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everythi
 
     allocate(500)
     assert sum(received.values()) == 500
-    exponent = sup.p["order_size_exponent"]
+    exponent = sup.p.order_size_exponent
     share_big = 900**exponent / (900**exponent + 100**exponent)
     assert received[big.name] == pytest.approx(500 * share_big, abs=1)  # (units outstanding)^exponent
     assert sup.backlog_units(k) == 500

@@ -18,22 +18,7 @@ from model.market import capability
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
 from model.market.sites import Batch, Build, Site
-
-
-def by_year(table: float | dict[str, float], year: int, growth_after: float = 0.0) -> float:
-    """A scenario value given as a number or as a table by calendar year: a year without an entry takes the latest
-    earlier entry (the first entry before the table starts), and years after the last entry grow from it by
-    `growth_after` a year."""
-    if not isinstance(table, dict):
-        return float(table)
-    if not table:
-        return 0.0
-    years = sorted(int(y) for y in table)
-    known = [y for y in years if y <= year]
-    if not known:
-        return float(table[str(years[0])])
-    value = float(table[str(known[-1])])
-    return value * (1 + growth_after) ** (year - known[-1]) if known[-1] == years[-1] else value
+from model.scenario.schema import KindBase, NeocloudKind, by_year
 
 
 def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int]:
@@ -46,11 +31,11 @@ def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int
     options = list(biggest.items())
     if not options:
         return None, 0
-    ref = model.params["reference_frontier_flop"]
+    ref = model.spec.reference_frontier_flop
 
     def rank(option: tuple[str, int]) -> tuple[bool, float, float]:
         k, g = option
-        days = capability.frontier_run_days(k, g, ref, model.params["frontier"]["precision"])
+        days = capability.frontier_run_days(k, g, ref, model.spec.frontier.precision)
         return days is not None, -(days or 0.0), g * systems()[k].h100e_per_gpu
 
     return max(options, key=rank)
@@ -59,11 +44,11 @@ def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int
 class Buyer(mesa.Agent):
     """Anything that buys, powers and runs NVIDIA systems."""
 
-    def __init__(self, model, name: str, kind: str, p: dict, kp: dict):
+    def __init__(self, model, name: str, kind: str, p, kp: KindBase):
         super().__init__(model)
         self.name, self.kind, self.p, self.kp = name, kind, p, kp
         keys = model.system_keys
-        self.pue = float(kp["pue"])
+        self.pue = kp.pue
         self.sites: list[Site] = []
         self.open_sites: list[Site] = []  # sites with free power (placement looks only here)
         self.pipeline: list[Build] = []
@@ -91,24 +76,24 @@ class Buyer(mesa.Agent):
         self._budget_by_year: dict[int, float] = {}
         self._start_state(p, kp)
 
-    def _start_state(self, p: dict, kp: dict) -> None:
+    def _start_state(self, p, kp: KindBase) -> None:
         """Power, construction and fleet at the start. Sites that exist at the start are of the size campuses had
         then (`start_site_mw`); power under construction arrives evenly over one lead time. The starting fleet is
         online from the start."""
-        start_site = float(kp["start_site_mw"])
-        mw = float(p.get("power_mw_start", 0.0))
+        start_site = kp.start_site_mw
+        mw = getattr(p, "power_mw_start", 0.0)
         while mw > 1e-9:
             size = min(mw, start_site)
             self._new_site(size)
             mw -= size
-        building = float(p.get("power_mw_under_construction", 0.0))
-        lead = max(1, round(kp["construction_lead_months"] * self.model.params["power_lead_time_multiplier"]))
+        building = getattr(p, "power_mw_under_construction", 0.0)
+        lead = max(1, round(kp.construction_lead_months * self.model.spec.power_lead_time_multiplier))
         for month in range(lead):
             self.pipeline.append(Build(building / lead, -1, month))
-        for k, gpus in p.get("fleet_start", {}).items():
+        for k, gpus in p.fleet_start.items():
             self.start_fleet[k] += int(gpus)
             self.integrating.append((k, int(gpus), 0))
-        self.place_ready(month=0, online_month=-kp["fleet_start_age_months"], events=False)
+        self.place_ready(month=0, online_month=-kp.fleet_start_age_months, events=False)
 
     def skip_firsts(self, already_deployed: set[str]) -> None:
         """The race is about generations that arrive during the run: systems some buyer already runs at the start
@@ -119,37 +104,37 @@ class Buyer(mesa.Agent):
     # -- money --------------------------------------------------------------------------------------------------
     def annual_capex_usd(self, year: int) -> float:
         """Capex by calendar year (actuals and guidance), growing after the last year given."""
-        return by_year(self.p.get("capex_usd_bn", {}), year, self.kp["capex_growth_after_guidance"]) * 1e9
+        return by_year(self.p.capex_usd_bn, year, self.kp.capex_growth_after_guidance) * 1e9
 
     def monthly_budget_usd(self, year: int) -> float:
         """The month's share of capex that goes to NVIDIA systems and is funded by the buyer itself (for a
         neocloud, the equity-funded part; the rest it borrows against contracts, see `accrue`)."""
         if year not in self._budget_by_year:
-            share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
-            own = self.kp.get("equity_funded_share", 1.0)
-            self._budget_by_year[year] = self.annual_capex_usd(year) * share * own * self.kp["capex_multiplier"] / 12
+            share = self.p.systems_share(self.kp)
+            own = self.kp.equity_funded_share if isinstance(self.kp, NeocloudKind) else 1.0
+            self._budget_by_year[year] = self.annual_capex_usd(year) * share * own * self.kp.capex_multiplier / 12
         return self._budget_by_year[year]
 
     def monthly_spending_usd(self, year: int) -> float:
         """The month's NVIDIA-system spending in the capex plan, equity- and debt-funded alike."""
-        share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
-        return self.annual_capex_usd(year) * share * self.kp["capex_multiplier"] / 12
+        share = self.p.systems_share(self.kp)
+        return self.annual_capex_usd(year) * share * self.kp.capex_multiplier / 12
 
     def accrue(self, year: int) -> None:
         """Add the month's budget. Capex that could not be placed does not pile up without end: uncommitted budget
         beyond `budget_carry_months` of spending lapses (guidance is cut, as CoreWeave's was in 2025)."""
         monthly = self.monthly_budget_usd(year)
         self.budget_cum_usd += monthly
-        carry = self.kp["budget_carry_months"] * monthly
+        carry = self.kp.budget_carry_months * monthly
         excess = self.budget_cum_usd + self.financing_usd - self.committed_usd - carry
         excess = min(excess, self.budget_cum_usd)
         if excess > 0:
             self.budget_cum_usd -= excess
             self.budget_lapsed_usd += excess
-        multiple = self.kp.get("debt_multiple_of_backlog", 0.0)
+        multiple = self.kp.debt_multiple_of_backlog if isinstance(self.kp, NeocloudKind) else 0.0
         if multiple:
             t = self.model.time_index
-            closed = t - self.kp["financing_lag_months"]  # debt against a contract closes months after signing
+            closed = t - self.kp.financing_lag_months  # debt against a contract closes months after signing
             backlog = sum(c.remaining_value_usd(t) for c in self.contracts_as_provider if c.signed_month <= closed)
             self.debt_usd = max(self.debt_usd, multiple * backlog)
 
@@ -164,7 +149,7 @@ class Buyer(mesa.Agent):
     # -- power --------------------------------------------------------------------------------------------------
     def _add_power(self, mw: float) -> None:
         """New power tops up the newest campus to the largest campus buildable now, then opens new sites."""
-        max_site = min(float(self.kp["max_site_mw"]), self.model.max_campus_mw())
+        max_site = min(self.kp.max_site_mw, self.model.max_campus_mw())
         if self.sites and self.sites[-1].mw < max_site:
             top = min(mw, max_site - self.sites[-1].mw)
             self.sites[-1].mw += top
@@ -205,15 +190,15 @@ class Buyer(mesa.Agent):
         return self.power_online_mw() + sum(b.mw for b in self.pipeline if b.ready_month <= month)
 
     def lead_months(self) -> tuple[int, int]:
-        slow = self.model.params["power_lead_time_multiplier"]
-        return (round(self.kp["construction_lead_months"] * slow),
-                round(self.kp["construction_delay_max_months"] * slow))
+        slow = self.model.spec.power_lead_time_multiplier
+        return (round(self.kp.construction_lead_months * slow),
+                round(self.kp.construction_delay_max_months * slow))
 
     def build_allowance_mw(self, year: int) -> float:
         """MW of construction the buyer can start in `year`: a number, or a table by year (the last year's value
         carries forward)."""
         extra = self.contract_allowance_mw_by_year.get(year, 0.0)
-        return by_year(self.p.get("power_add_mw_per_year", 0.0), year) + extra
+        return by_year(self.p.power_add_mw_per_year, year) + extra
 
     def fund_contract(self, contract: Contract) -> None:
         """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
@@ -238,18 +223,18 @@ class Buyer(mesa.Agent):
         """Start construction when the power this buyer will need by the time a build started now is surely done
         (lead time, worst delay and a buffer) exceeds what it has or is building. Starts per year are bounded by the
         grid connections it can get (`power_add_mw_per_year`)."""
-        if self.kp.get("power_unconstrained"):
+        if self.kp.power_unconstrained:
             return
         lead, delay_max = self.lead_months()
         usd_per_mw = self.model.best_usd_per_facility_mw(t, self.pue)
-        horizon = lead + delay_max + self.kp["power_buffer_months"]
+        horizon = lead + delay_max + self.kp.power_buffer_months
         spend_ahead = self.cash_usd() + sum(self.monthly_budget_usd(self.model.year_at(t + i))
                                             for i in range(1, horizon + 1))
         need = self.power_committed_mw() + spend_ahead / usd_per_mw
         gap = need - self.power_online_mw() - sum(b.mw for b in self.pipeline)
         allowance = self.build_allowance_mw(year) - self.build_started_mw_by_year.get(year, 0.0)
         mw = min(gap, allowance)
-        if mw < self.kp["min_build_mw"]:
+        if mw < self.kp.min_build_mw:
             return
         delay = int(self.model.rng.integers(0, delay_max + 1))
         self.pipeline.append(Build(mw, t, t + lead + delay))
@@ -259,8 +244,8 @@ class Buyer(mesa.Agent):
     def value_per_gpu(self, k: str) -> float:
         """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving."""
         if k not in self.value_cache:
-            jobs = self.model.params["reference_jobs"]
-            self.value_cache[k] = capability.value_per_gpu(k, jobs, self.kp["training_weight"])
+            jobs = self.model.spec.reference_jobs
+            self.value_cache[k] = capability.value_per_gpu(k, jobs, self.kp.training_weight)
         return self.value_cache[k]
 
     def score(self, k: str, t: int) -> float:
@@ -268,13 +253,13 @@ class Buyer(mesa.Agent):
         sup = self.model.supplier
         wait = sup.expected_wait_months(k, t)
         return self.value_per_gpu(k) / sup.price_usd(k, t) * systems()[k].gpus_per_system * math.exp(
-            -wait / self.kp["wait_tau_months"])
+            -wait / self.kp.wait_tau_months)
 
     def spare_mw(self, k: str, t: int) -> float:
         """Facility MW free when an order of system k placed now would come online."""
-        if self.kp.get("power_unconstrained"):
+        if self.kp.power_unconstrained:
             return math.inf
-        ready = t + self.model.supplier.expected_wait_months(k, t) + self.kp["integration_lag_months"]
+        ready = t + self.model.supplier.expected_wait_months(k, t) + self.kp.integration_lag_months
         return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
 
     def procure(self, t: int) -> None:
@@ -285,14 +270,14 @@ class Buyer(mesa.Agent):
         if cash <= 0:
             return
         sup = self.model.supplier
-        look = self.kp["preorder_lookahead_months"]
+        look = self.kp.preorder_lookahead_months
         scores = {k: self.score(k, t) for k in self.model.system_keys if sup.orderable(k, t, look)}
         if not scores:
             return
         top = max(scores.values())
-        sharp = self.model.params["choice_sharpness"]
+        sharp = self.model.spec.choice_sharpness
         weights = {k: (v / top) ** sharp for k, v in scores.items() if v > 0}
-        weights = {k: w for k, w in weights.items() if w >= self.model.params["choice_min_weight"]}
+        weights = {k: w for k, w in weights.items() if w >= self.model.spec.choice_min_weight}
         total = sum(weights.values())
         best_now = max((k for k in weights if sup.shipping(k, t)), key=weights.get, default=None)
         for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):
@@ -319,14 +304,14 @@ class Buyer(mesa.Agent):
         """NVIDIA shipped `units` systems: pay, and they arrive after the transit time."""
         self.capex_usd += paid_usd
         gpus = units * systems()[k].gpus_per_system
-        self.in_transit.append((k, gpus, t + self.model.params["transit_months"]))
+        self.in_transit.append((k, gpus, t + self.model.spec.transit_months))
 
     def take_deliveries(self, t: int) -> None:
         arrived = [x for x in self.in_transit if x[2] <= t]
         if not arrived:
             return
         self.in_transit = [x for x in self.in_transit if x[2] > t]
-        lag = self.kp["integration_lag_months"]
+        lag = self.kp.integration_lag_months
         for k, gpus, _ in arrived:
             self.delivered[k] += gpus
             self._first("first_delivery", k, gpus)
@@ -339,7 +324,7 @@ class Buyer(mesa.Agent):
         """Integrated GPUs go online in sites with free power: first where the same system already runs (to grow
         one training cluster), then the site with most free power. What does not fit waits for power."""
         online_month = month if online_month is None else online_month
-        if not self.open_sites and not self.kp.get("power_unconstrained"):
+        if not self.open_sites and not self.kp.power_unconstrained:
             return  # nowhere to put anything: everything waits for power
         waiting = []
         for k, gpus, ready in self.integrating:
@@ -359,12 +344,12 @@ class Buyer(mesa.Agent):
         s = systems()[k]
         kw = self._facility_kw_per_gpu(k)
         unit_mw = kw * s.gpus_per_system / 1000.0
-        fabric = self.model.params["fabric_max_gpus"]
+        fabric = self.model.spec.fabric_max_gpus
         arch = s.architecture
         while gpus > 0:
             fits = [site for site in self.open_sites if site.free_mw() >= unit_mw]
             if not fits:
-                if not self.kp.get("power_unconstrained"):
+                if not self.kp.power_unconstrained:
                     break
                 self._add_power(gpus * kw / 1000.0)  # the rest of the market builds what it needs
                 continue
@@ -378,7 +363,7 @@ class Buyer(mesa.Agent):
         return gpus
 
     def retire(self, t: int) -> None:
-        cutoff = t - round(self.kp["gpu_lifetime_years"] * 12)
+        cutoff = t - round(self.kp.gpu_lifetime_years * 12)
         for site in self.sites:
             retired = site.retire_older_than(cutoff)
             self.placements += len(retired)
@@ -388,7 +373,7 @@ class Buyer(mesa.Agent):
                 self.open_sites.append(site)
 
     def check_at_scale(self) -> None:
-        threshold = self.model.params["at_scale_gpus"]
+        threshold = self.model.spec.at_scale_gpus
         for k, g in self.system_clusters().items():
             if g >= threshold:
                 self._first("first_cluster_at_scale", k, g)
@@ -412,7 +397,7 @@ class Buyer(mesa.Agent):
 
     def system_clusters(self) -> dict[str, int]:
         """Largest number of GPUs of each system in one site, bounded by the scale-out fabric (for 'at scale')."""
-        fabric = self.model.params["fabric_max_gpus"]
+        fabric = self.model.spec.fabric_max_gpus
         out: dict[str, int] = {}
         for site in self.sites:
             for k, g in site.gpus_by_system.items():
@@ -427,8 +412,8 @@ class Buyer(mesa.Agent):
         key = (self.model.time_index, self.placements)
         if self._clusters_cache[0] == key:
             return self._clusters_cache[1]
-        fabric = self.model.params["fabric_max_gpus"]
-        jobs = self.model.params["reference_jobs"]
+        fabric = self.model.spec.fabric_max_gpus
+        jobs = self.model.spec.reference_jobs
         catalog = systems()
         out = []
         for site in self.sites:
@@ -493,9 +478,9 @@ class RestOfMarket(Buyer):
 
     def monthly_budget_usd(self, year: int) -> float:
         if year not in self._budget_by_year:
-            share = by_year(self.p["share_of_nvidia_demand"], year)
+            share = by_year(self.p.share_of_nvidia_demand, year)
             named = self.model.named_monthly_budget_usd(year)
-            self._budget_by_year[year] = named * share / (1 - share) * self.kp["capex_multiplier"]
+            self._budget_by_year[year] = named * share / (1 - share) * self.kp.capex_multiplier
         return self._budget_by_year[year]
 
 
@@ -503,19 +488,19 @@ class Lab(Buyer):
     """A frontier lab: trains ever larger models on the largest cluster it can reach — its own (xAI-style) or
     one its providers run for it under contract."""
 
-    def __init__(self, model, name: str, p: dict, kp: dict):
+    def __init__(self, model, name: str, p, kp):
         super().__init__(model, name, "lab", p, kp)
         self.contracts: list[Contract] = []
         self.run_end_month: int | None = None
         self.last_run_flop = 0.0
-        self.flop_factor = float(p.get("frontier_flop_factor", 1.0))
+        self.flop_factor = p.frontier_flop_factor
 
     def hosted_clusters(self, t: int) -> list[tuple[str, int]]:
         """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) lends its
         clusters less the compute other labs hold there under contract; a contract gives at most the compute it
         covers (in H100e) in any one of the provider's clusters."""
         catalog = systems()
-        hosts = self.p.get("hosts", [])
+        hosts = self.p.hosts
         own: dict[str, float] = {}
         for c in self.contracts:
             if c.active(t):
@@ -540,7 +525,7 @@ class Lab(Buyer):
         the cluster cannot do that within `max_run_days`, the largest run it can; a run not `min_run_growth`
         times the last one is not worth starting."""
         t = self.model.time_index
-        params = self.model.params["frontier"]
+        params = self.model.spec.frontier
         if self.run_end_month is not None and t >= self.run_end_month:
             self.model.add_event_now(self.name, "training_run_finished", "", 0, f"{self.last_run_flop:.2e} FLOP")
             self.run_end_month = None
@@ -549,16 +534,16 @@ class Lab(Buyer):
         k, g = self.accessible_cluster()
         if k is None:
             return
-        limit = params["max_run_days"]
+        limit = params.max_run_days
         since_2024 = t + month_index(self.model.start, "2024-01")  # the trend is anchored in January 2024
-        flop = params["flop_2024"] * self.flop_factor * params["growth_per_year"] ** (since_2024 / 12)
-        precision = params["precision"]
+        flop = params.flop_2024 * self.flop_factor * params.growth_per_year ** (since_2024 / 12)
+        precision = params.precision
         days = capability.frontier_run_days(k, g, flop, precision)
         if days is not None and days > limit:  # the trend does not fit: the largest run that does
             flop *= limit / days
             days = capability.frontier_run_days(k, g, flop, precision)
         # (5% over the limit is within the rounding of the FLOP grid the performance model is asked on)
-        if days is None or days > limit * 1.05 or flop < params["min_run_growth"] * self.last_run_flop:
+        if days is None or days > limit * 1.05 or flop < params.min_run_growth * self.last_run_flop:
             return
         self.last_run_flop = flop
         self.run_end_month = t + max(1, round(days / 30.4))
@@ -567,22 +552,22 @@ class Lab(Buyer):
     def annual_compute_budget_usd(self, year: int) -> float:
         """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x
         the NVIDIA share of its compute (revenue by year from the scenario, then growing)."""
-        revenue = by_year(self.p.get("revenue_usd_bn", {}), year, self.kp["revenue_growth_after"] or 0.0)
-        return revenue * 1e9 * self.kp["compute_spend_per_revenue"] * self.p.get("nvidia_share_of_compute", 1.0)
+        revenue = by_year(self.p.revenue_usd_bn, year, self.kp.revenue_growth_after)
+        return revenue * 1e9 * self.kp.compute_spend_per_revenue * self.p.nvidia_share_of_compute
 
     def seek_capacity(self) -> None:
         """Each quarter, budget not yet committed to contracts buys capacity: the lab asks every provider for an
         offer (its largest free cluster and price) and signs with the one that gives the largest cluster in H100s for
         the money, for `contract_years`. Contracts then count as the provider's backlog (what neoclouds borrow on)."""
         t = self.model.time_index
-        if t % self.kp["contracting_interval_months"]:
+        if t % self.kp.contracting_interval_months:
             return
         budget = self.annual_compute_budget_usd(self.model.year)
         headroom = budget - sum(c.annual_cost_usd for c in self.contracts if c.end_month > t)
-        if headroom < self.kp["min_contract_usd_bn"] * 1e9 / self.kp["contract_years"]:
+        if headroom < self.kp.min_contract_usd_bn * 1e9 / self.kp.contract_years:
             return
         best: tuple[float, Provider, str, int, float] | None = None
-        hosts = self.p.get("hosts", [])
+        hosts = self.p.hosts
         for provider in self.model.providers:
             if provider.name in hosts:
                 continue  # a partner host's clusters are open to the lab already
@@ -597,7 +582,7 @@ class Lab(Buyer):
         if best is None:
             return
         _, provider, k, gpus, price = best
-        years = self.kp["contract_years"]
+        years = self.kp.contract_years
         value = gpus * 8760.0 * price * years
         self.model.sign_contract(contract_from_terms(self.name, provider.name, t, t, years, value, k, price, gpus),
                                  f"{provider.name}: ${value / 1e9:.1f}B over {years:g} years (offer)")

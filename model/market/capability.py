@@ -41,29 +41,28 @@ def serving_tokens_per_s_per_gpu(system: str, workload: str, gpus: int, input_to
     return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
 
 
-def training_ratio(system: str, jobs: dict) -> float:
+def training_ratio(system: str, jobs) -> float:
     """Training throughput per GPU on the reference training job, relative to HGX H100."""
-    return _train_ratio(system, jobs["train"])
+    return _train_ratio(system, jobs.train)
 
 
-def _train_ratio(system: str, job: dict) -> float:
-    args = (job["workload"], job["gpus"], job["seq_len"], job["global_batch_seqs"], job["precision"])
+def _train_ratio(system: str, job) -> float:
+    args = (job.workload, job.gpus, job.seq_len, job.global_batch_seqs, job.precision)
     return training_tflops_per_gpu(system, *args) / training_tflops_per_gpu(BASELINE_SYSTEM, *args)
 
 
-def _serve_ratio(system: str, job: dict) -> float:
-    args = (job["workload"], job["gpus"], job["input_tokens"], job["output_tokens"], job["scenario"],
-            job["precision"])
+def _serve_ratio(system: str, job) -> float:
+    args = (job.workload, job.gpus, job.input_tokens, job.output_tokens, job.scenario, job.precision)
     return serving_tokens_per_s_per_gpu(system, *args) / serving_tokens_per_s_per_gpu(BASELINE_SYSTEM, *args)
 
 
-def value_per_gpu(system: str, jobs: dict, training_weight: float) -> float:
+def value_per_gpu(system: str, jobs, training_weight: float) -> float:
     """What one GPU of `system` delivers, in HGX H100 GPUs, on a mix of the reference training job (weight
     `training_weight`) and the serving jobs (the rest, split by their own weights)."""
-    serve_jobs = jobs["serve"]
-    total = sum(j["weight"] for j in serve_jobs)
-    serve = sum(j["weight"] * _serve_ratio(system, j) for j in serve_jobs) / total
-    return training_weight * _train_ratio(system, jobs["train"]) + (1 - training_weight) * serve
+    serve_jobs = jobs.serve
+    total = sum(j.weight for j in serve_jobs)
+    serve = sum(j.weight * _serve_ratio(system, j) for j in serve_jobs) / total
+    return training_weight * _train_ratio(system, jobs.train) + (1 - training_weight) * serve
 
 
 def _round_gpus(gpus: int) -> int:

@@ -20,6 +20,7 @@ from model.market.calendar import date_of, month_index, year_of
 from model.market.contracts import Contract, contract_from_terms
 from model.market.supplier import Supplier
 from model.scenario.mesa_scenario import MarketScenario
+from model.scenario.schema import Scenario
 
 EVENT_COLUMNS = ["date", "agent", "event", "system", "gpus", "detail"]
 BUYER_KINDS = ("hyperscaler", "neocloud", "lab", "other")
@@ -31,31 +32,31 @@ class MarketModel(mesa.Model):
     def __init__(self, scenario: MarketScenario | None = None):
         scenario = scenario if scenario is not None else MarketScenario(rng=0)
         super().__init__(scenario=scenario)
-        params = scenario.resolved_params()
-        self.params = params
-        self.start: str = params["start"]
-        self.end: str = params["end"]
+        spec = scenario.resolved()
+        self.spec = spec
+        self.start: str = spec.start
+        self.end: str = spec.end
         self.n_months = month_index(self.end, self.start) + 1
         self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())
         self.time_index = 0
-        points = params["max_campus_mw"]
+        points = spec.max_campus_mw
         self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
                                         list(points.values()))
         self.events: list[dict] = []
-        self.supplier = Supplier(self, params["supplier"])
-        kinds = params["kinds"]
+        self.supplier = Supplier(self, spec.supplier)
+        kinds = spec.kinds
         self.buyers: dict[str, Buyer] = {}
         for kind, cls in (("hyperscaler", Provider), ("neocloud", Provider), ("other", RestOfMarket)):
-            for name, p in params.get(kind, {}).items():
-                self.buyers[name] = cls(self, name, kind, p, kinds[kind])
-        for name, p in params.get("lab", {}).items():
-            self.buyers[name] = Lab(self, name, p, kinds["lab"])
+            for name, p in getattr(spec, kind).items():
+                self.buyers[name] = cls(self, name, kind, p, getattr(kinds, kind))
+        for name, p in spec.lab.items():
+            self.buyers[name] = Lab(self, name, p, kinds.lab)
         self.providers = [b for b in self.buyers.values() if isinstance(b, Provider)]
         self.buyer_set = AgentSet(list(self.buyers.values()), random=self.random)
         deployed = {k for b in self.buyers.values() for k, g in b.start_fleet.items() if g > 0}
         for buyer in self.buyers.values():
             buyer.skip_firsts(deployed)
-        self.announced = sorted(params.get("contracts", []), key=lambda c: c["date"])
+        self.announced = sorted(spec.contracts, key=lambda c: c.date)
         self.contracts: list[Contract] = []
         self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
         self.datacollector = DataCollector(
@@ -65,8 +66,8 @@ class MarketModel(mesa.Model):
 
     # -- construction helpers -----------------------------------------------------------------------------------
     @classmethod
-    def from_params(cls, params: dict, seed: int = 0) -> MarketModel:
-        """A model from an already resolved parameter tree and a seed."""
+    def from_params(cls, params: Scenario | dict, seed: int = 0) -> MarketModel:
+        """A model from a validated scenario (or a resolved parameter tree, validated here) and a seed."""
         return cls(MarketScenario(params=params, rng=seed))
 
     def agent_columns(self) -> list[str]:
@@ -149,29 +150,29 @@ class MarketModel(mesa.Model):
         and power) with a scarcity premium. Scarcity is the larger of two signals: the months of output the system's
         backlog represents (orders waiting), and how far the share of provider capacity that labs hold under
         contract exceeds the target utilisation (capacity spoken for)."""
-        p = self.params["rental"]
+        p = self.spec.rental
         s = systems()[k]
         t = self.time_index
         per_gpu = self.supplier.price_usd(k, t) / s.gpus_per_system
-        capital = per_gpu / (p["amortization_years"] * 8760 * p["utilization"]) * (1 + p["margin"])
-        power = s.system_power_kw_per_gpu * p["pue"] * p["usd_per_kwh"]
+        capital = per_gpu / (p.amortization_years * 8760 * p.utilization) * (1 + p.margin)
+        power = s.system_power_kw_per_gpu * p.pue * p.usd_per_kwh
         output = max(self.supplier.shipped_month[k], 1)
-        backlog = min(1.0, self.supplier.backlog_units(k) / (output * p["scarcity_backlog_months"]))
-        held = max(0.0, self.contracted_utilisation() - p["utilization"]) / (1 - p["utilization"])
-        return (capital + power) * (1 + p["scarcity_premium"] * max(backlog, min(held, 1.0)))
+        backlog = min(1.0, self.supplier.backlog_units(k) / (output * p.scarcity_backlog_months))
+        held = max(0.0, self.contracted_utilisation() - p.utilization) / (1 - p.utilization)
+        return (capital + power) * (1 + p.scarcity_premium * max(backlog, min(held, 1.0)))
 
     # -- contracts ----------------------------------------------------------------------------------------------
     def _sign_contracts(self) -> None:
         ym = self.current_date[:7]
         t = self.time_index
-        while self.announced and self.announced[0]["date"] <= ym:
+        while self.announced and self.announced[0].date <= ym:
             c = self.announced.pop(0)
-            signed = month_index(c["date"], self.start)  # before 0: signed before the run, backlog at the start
+            signed = month_index(c.date, self.start)  # before 0: signed before the run, backlog at the start
             system = self.newest_shipping(t)
-            start = month_index(c.get("start") or c["date"], self.start)
-            contract = contract_from_terms(c["lab"], c["provider"], signed, start, c["duration_years"],
-                                           c["value_usd_bn"] * 1e9, system, self.rental_usd_per_gpu_hour(system))
-            self.sign_contract(contract, f"{c['provider']}: ${c['value_usd_bn']:g}B over {c['duration_years']:g} "
+            start = month_index(c.start or c.date, self.start)
+            contract = contract_from_terms(c.lab, c.provider, signed, start, c.duration_years,
+                                           c.value_usd_bn * 1e9, system, self.rental_usd_per_gpu_hour(system))
+            self.sign_contract(contract, f"{c.provider}: ${c.value_usd_bn:g}B over {c.duration_years:g} "
                                "years (announced)", event=signed >= 0)
 
     def sign_contract(self, contract: Contract, detail: str, event: bool = True) -> None:
@@ -180,7 +181,7 @@ class MarketModel(mesa.Model):
         lab = self.buyers[contract.lab]
         if isinstance(lab, Lab):
             lab.contracts.append(contract)
-        if contract.lab in self.params["deliver_contracts_of"]:
+        if contract.lab in self.spec.deliver_contracts_of:
             self.buyers[contract.provider].fund_contract(contract)
             detail += ", delivered on schedule"
         if event:
@@ -204,8 +205,8 @@ class MarketModel(mesa.Model):
     # -- tables -------------------------------------------------------------------------------------------------
     def _collect(self) -> None:
         date = self.current_date
-        ref = self.params["reference_frontier_flop"]
-        precision = self.params["frontier"]["precision"]
+        ref = self.spec.reference_frontier_flop
+        precision = self.spec.frontier.precision
         for b in self.buyers.values():
             online = b.gpus_online()
             k, g = b.accessible_cluster()
