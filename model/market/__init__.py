@@ -9,6 +9,7 @@ from importlib.metadata import version
 
 import pandas as pd
 
+from model.capability.table import CapabilityTable
 from model.market.model import EVENT_COLUMNS, MarketModel
 from model.scenario import Scenario, validate
 
@@ -26,13 +27,15 @@ class Results:
         return {"agents": self.agents, "market": self.market, "events": self.events}
 
 
-def run_params(params: Scenario | dict, seed: int = 0) -> Results:
+def run_params(params: Scenario | dict, seed: int = 0, capability: CapabilityTable | None = None) -> Results:
     """Run a scenario for one seed: a validated `Scenario` (`model.scenario.load_scenario`), or a resolved
-    parameter tree, validated here. The manifest's `parameters` is the plain tree (without `[sweep]`)."""
+    parameter tree, validated here. `capability`: the scenario's capability table (default: the one
+    `model.capability.build` keeps for it in this process). The manifest's `parameters` is the plain tree (without
+    `[sweep]`)."""
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat()
     scenario = params if isinstance(params, Scenario) else validate(params, "parameters")
-    m = MarketModel.from_params(scenario, seed=seed)
+    m = MarketModel.from_params(scenario, seed=seed, capability=capability)
     m.run()
     res = Results(m.agents_frame(), m.market_frame(), m.events_frame())
     try:

@@ -14,7 +14,6 @@ import math
 import mesa
 
 from model.hardware.systems import systems
-from model.market import capability
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
 from model.market.sites import Batch, Build, Site
@@ -31,11 +30,9 @@ def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int
     options = list(biggest.items())
     if not options:
         return None, 0
-    ref = model.spec.reference_frontier_flop
-
     def rank(option: tuple[str, int]) -> tuple[bool, float, float]:
         k, g = option
-        days = capability.frontier_run_days(k, g, ref, model.spec.frontier.precision)
+        days = model.capability.reference_run_days(k, g)
         return days is not None, -(days or 0.0), g * systems()[k].h100e_per_gpu
 
     return max(options, key=rank)
@@ -244,8 +241,7 @@ class Buyer(mesa.Agent):
     def value_per_gpu(self, k: str) -> float:
         """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving."""
         if k not in self.value_cache:
-            jobs = self.model.spec.reference_jobs
-            self.value_cache[k] = capability.value_per_gpu(k, jobs, self.kp.training_weight)
+            self.value_cache[k] = self.model.capability.value_per_gpu(k, self.kp.training_weight)
         return self.value_cache[k]
 
     def score(self, k: str, t: int) -> float:
@@ -413,7 +409,7 @@ class Buyer(mesa.Agent):
         if self._clusters_cache[0] == key:
             return self._clusters_cache[1]
         fabric = self.model.spec.fabric_max_gpus
-        jobs = self.model.spec.reference_jobs
+        training_ratio = self.model.capability.training_ratio
         catalog = systems()
         out = []
         for site in self.sites:
@@ -422,7 +418,7 @@ class Buyer(mesa.Agent):
                 if g > 0:
                     by_arch.setdefault(catalog[k].architecture, []).append(k)
             for members in by_arch.values():
-                pace = min(members, key=lambda k: capability.training_ratio(k, jobs))
+                pace = min(members, key=training_ratio)
                 out.append((pace, min(sum(site.gpus_by_system[k] for k in members), fabric)))
         self._clusters_cache = (key, out)
         return out
@@ -537,11 +533,10 @@ class Lab(Buyer):
         limit = params.max_run_days
         since_2024 = t + month_index(self.model.start, "2024-01")  # the trend is anchored in January 2024
         flop = params.flop_2024 * self.flop_factor * params.growth_per_year ** (since_2024 / 12)
-        precision = params.precision
-        days = capability.frontier_run_days(k, g, flop, precision)
+        days = self.model.capability.frontier_run_days(k, g, flop)
         if days is not None and days > limit:  # the trend does not fit: the largest run that does
             flop *= limit / days
-            days = capability.frontier_run_days(k, g, flop, precision)
+            days = self.model.capability.frontier_run_days(k, g, flop)
         # (5% over the limit is within the rounding of the FLOP grid the performance model is asked on)
         if days is None or days > limit * 1.05 or flop < params.min_run_growth * self.last_run_flop:
             return

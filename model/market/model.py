@@ -13,8 +13,9 @@ import pandas as pd
 from mesa.agentset import AgentSet
 from mesa.datacollection import DataCollector
 
+from model.capability.build import capability_table
+from model.capability.table import CapabilityTable
 from model.hardware.systems import SYSTEM_KEYS, systems
-from model.market import capability
 from model.market.agents import Buyer, Lab, Provider, RestOfMarket
 from model.market.calendar import date_of, month_index, year_of
 from model.market.contracts import Contract, contract_from_terms
@@ -29,11 +30,14 @@ BUYER_KINDS = ("hyperscaler", "neocloud", "lab", "other")
 class MarketModel(mesa.Model):
     """The AI infrastructure market, one step per calendar month, built from a `MarketScenario`."""
 
-    def __init__(self, scenario: MarketScenario | None = None):
+    def __init__(self, scenario: MarketScenario | None = None, capability: CapabilityTable | None = None):
+        """`capability`: the scenario's capability table (what the performance model says about each system); by
+        default the one `model.capability.build` keeps for this scenario in the process."""
         scenario = scenario if scenario is not None else MarketScenario(rng=0)
         super().__init__(scenario=scenario)
         spec = scenario.resolved()
         self.spec = spec
+        self.capability = capability if capability is not None else capability_table(spec)
         self.start: str = spec.start
         self.end: str = spec.end
         self.n_months = month_index(self.end, self.start) + 1
@@ -66,9 +70,10 @@ class MarketModel(mesa.Model):
 
     # -- construction helpers -----------------------------------------------------------------------------------
     @classmethod
-    def from_params(cls, params: Scenario | dict, seed: int = 0) -> MarketModel:
+    def from_params(cls, params: Scenario | dict, seed: int = 0,
+                    capability: CapabilityTable | None = None) -> MarketModel:
         """A model from a validated scenario (or a resolved parameter tree, validated here) and a seed."""
-        return cls(MarketScenario(params=params, rng=seed))
+        return cls(MarketScenario(params=params, rng=seed), capability)
 
     def agent_columns(self) -> list[str]:
         return (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in self.system_keys]
@@ -205,8 +210,6 @@ class MarketModel(mesa.Model):
     # -- tables -------------------------------------------------------------------------------------------------
     def _collect(self) -> None:
         date = self.current_date
-        ref = self.spec.reference_frontier_flop
-        precision = self.spec.frontier.precision
         for b in self.buyers.values():
             online = b.gpus_online()
             k, g = b.accessible_cluster()
@@ -214,7 +217,7 @@ class MarketModel(mesa.Model):
             row.update({f"gpus_online_{key}": int(online[key]) for key in self.system_keys})
             row.update(h100e=b.h100e(), power_mw_online=b.power_online_mw(), power_mw_used=b.power_used_mw(),
                        largest_cluster_gpus=int(g), capex_usd_cumulative=b.capex_usd,
-                       frontier_run_days=capability.frontier_run_days(k, g, ref, precision) if k else None)
+                       frontier_run_days=self.capability.reference_run_days(k, g) if k else None)
             self.datacollector.add_table_row("agents", row)
         self.datacollector.collect(self)
 
