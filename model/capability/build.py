@@ -45,7 +45,7 @@ def table_key(scenario: Scenario) -> str:
     """A hash of the scenario inputs the table depends on (the catalog and the performance model are fixed within
     a process)."""
     inputs = {"reference_jobs": scenario.reference_jobs.model_dump(), "precision": scenario.frontier.precision,
-              "reference_flop": scenario.reference_frontier_flop}
+              "reference_flop": scenario.reference_frontier_flop, "max_gpus": scenario.fabric_max_gpus}
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
@@ -61,8 +61,9 @@ def build_capability_table(scenario: Scenario) -> CapabilityTable:
             serving=tuple(serving_tokens_per_s_per_gpu(key, job) / base for job, base in zip(jobs.serve, serve_base,
                                                                                                strict=True)))
     return CapabilityTable(values=values, serve_weights=tuple(job.weight for job in jobs.serve),
-                           frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision)),
-                           reference_flop=scenario.reference_frontier_flop)
+                           frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
+                                                 reference_flop=scenario.reference_frontier_flop,
+                                                 max_gpus=scenario.fabric_max_gpus))
 
 
 def capability_table(scenario: Scenario) -> CapabilityTable:

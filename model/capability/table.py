@@ -2,8 +2,9 @@
 takes on a cluster, as plain numbers the market looks up.
 
 The table is filled by `model.capability.build` from the performance model; the market only reads it. Frontier
-run days are kept as a grid that is filled on demand (cell by cell, each cell one question to the performance
-model) and memoised, so a run pays only for the cells it uses and later runs in the process pay nothing.
+run days are kept as a grid that is filled on demand (each cell one question to the performance model) and
+memoised, so a run pays only for the cells it uses and later runs in the process pay nothing; a cell's value does
+not depend on which questions came first.
 """
 
 from __future__ import annotations
@@ -22,33 +23,105 @@ class SystemValue:
 
 
 FrontierOracle = Callable[[str, int, float], float | None]  # (system, gpus, flop) -> days, None if it cannot run
+FLOP_STEPS_PER_DOUBLING = 0.5  # frontier-run FLOP grid: every factor of 4 (the model's size doubles)
+
+
+class _Column:
+    """Best throughput (FLOP per day) of a frontier run of one size on clusters of 2**i GPUs of one system, i = 0
+    .. top, each the best over that size and every smaller one (a lab may leave part of a cluster idle when that
+    is faster). Cells are asked for from the smallest feasible size upward, on demand, so values never depend on
+    the order of the questions."""
+
+    def __init__(self, oracle: FrontierOracle, system: str, flop: float, top: int):
+        self.oracle, self.system, self.flop, self.top = oracle, system, flop, top
+        self.raw: dict[int, float] = {}
+        self.first: int | None = None  # smallest feasible index (top + 1: none)
+        self.best: list[float] = []  # cumulative best from `first` upward
+
+    def _throughput(self, i: int) -> float:
+        if i not in self.raw:
+            days = self.oracle(self.system, 1 << i, self.flop)
+            self.raw[i] = 0.0 if days is None or days <= 0 else self.flop / days
+        return self.raw[i]
+
+    def _find_first(self) -> int:
+        """Bisect for the smallest feasible cluster (a run that fits on some GPUs fits on more)."""
+        if self._throughput(self.top) <= 0:
+            return self.top + 1
+        lo, hi = 0, self.top
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._throughput(mid) > 0:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def at(self, i: int) -> float:
+        """Cumulative best throughput on 2**i GPUs (0: the run does not fit)."""
+        if self.first is None:
+            self.first = self._find_first()
+        if i < self.first:
+            return 0.0
+        while self.first + len(self.best) <= i:
+            cell = self._throughput(self.first + len(self.best))
+            self.best.append(max(cell, self.best[-1]) if self.best else cell)
+        return self.best[i - self.first]
+
+    def between(self, x: float) -> float:
+        """Throughput on 2**x GPUs: power-law (log-log) between the grid sizes around it; 0 below the smallest
+        feasible grid size."""
+        i = min(math.floor(x), self.top)
+        low = self.at(i)
+        if x <= i or i == self.top:
+            return low
+        high = self.at(i + 1)
+        return 0.0 if low <= 0 else low * (high / low) ** (x - i)
 
 
 @dataclass
 class FrontierDays:
     """Days to train a frontier run of a given FLOP on one cluster of a given number of GPUs of a system.
 
-    `oracle(system, gpus, flop)` is asked at grid points only: cluster sizes that are powers of two and FLOP at
-    quarter powers of two; answers are memoised."""
+    `oracle(system, gpus, flop)` is asked on a grid: clusters of 2**i GPUs up to the largest fabric, runs of
+    `reference_flop` x 4**j FLOP. Between cluster sizes throughput follows a power law, and each size gets the
+    best of itself and every smaller size, so days never increase with GPUs (nor with faster GPUs); between run
+    sizes throughput is interpolated geometrically, and a run counts as feasible where both neighbouring run sizes
+    are."""
 
     oracle: FrontierOracle
-    cells: dict[tuple[str, int, float], float | None] = field(default_factory=dict)
+    reference_flop: float
+    max_gpus: int
+    columns: dict[tuple[str, int], _Column] = field(default_factory=dict)
 
-    def cell(self, system: str, gpus: int, flop: float) -> float | None:
-        key = (system, gpus, flop)
-        if key not in self.cells:
-            self.cells[key] = self.oracle(system, gpus, flop)
-        return self.cells[key]
+    @property
+    def top(self) -> int:
+        return max(0, math.ceil(math.log2(self.max_gpus)))
+
+    def column(self, system: str, j: int) -> _Column:
+        key = (system, j)
+        if key not in self.columns:
+            flop = self.reference_flop * 2.0 ** (j / FLOP_STEPS_PER_DOUBLING)
+            self.columns[key] = _Column(self.oracle, system, flop, self.top)
+        return self.columns[key]
 
     def days(self, system: str, gpus: int, flop: float) -> float | None:
-        """The run on the cluster floored to a power of two and at the nearest FLOP on a grid of quarter powers of
-        two, scaled linearly to the cluster and to `flop`."""
-        if gpus <= 0:
+        """Days for a run of `flop` on `gpus` GPUs of `system`; None if it does not fit."""
+        if gpus < 1 or flop <= 0:
             return None
-        step = round(math.log2(flop) * 4) / 4
-        rounded = 1 << (max(int(gpus), 1).bit_length() - 1)
-        days = self.cell(system, rounded, float(2.0**step))
-        return None if days is None else days * flop / 2.0**step * rounded / gpus
+        x = min(math.log2(gpus), float(self.top))
+        y = math.log2(flop / self.reference_flop) * FLOP_STEPS_PER_DOUBLING
+        j = math.floor(y)
+        w = y - j
+        throughput = self.column(system, j).between(x)
+        if w > 1e-9 and throughput > 0:
+            upper = self.column(system, j + 1).between(x)
+            throughput = math.exp((1 - w) * math.log(throughput) + w * math.log(upper)) if upper > 0 else 0.0
+        return flop / throughput if throughput > 0 else None
+
+    def cells_asked(self) -> int:
+        """How many grid cells the oracle has been asked for (cost accounting)."""
+        return sum(len(c.raw) for c in self.columns.values())
 
 
 @dataclass(frozen=True)
@@ -58,7 +131,6 @@ class CapabilityTable:
     values: Mapping[str, SystemValue]
     serve_weights: tuple[float, ...]  # weights of the reference serving jobs
     frontier: FrontierDays
-    reference_flop: float  # the scenario's reference frontier run
 
     def training_ratio(self, system: str) -> float:
         """Training throughput per GPU on the reference training job, relative to HGX H100."""
@@ -78,4 +150,4 @@ class CapabilityTable:
 
     def reference_run_days(self, system: str, gpus: int) -> float | None:
         """Days for the scenario's reference frontier run on one cluster."""
-        return self.frontier.days(system, gpus, self.reference_flop)
+        return self.frontier.days(system, gpus, self.frontier.reference_flop)
