@@ -10,7 +10,8 @@ from importlib.metadata import version
 import pandas as pd
 
 from model.capability.table import CapabilityTable
-from model.market.model import EVENT_COLUMNS, MarketModel
+from model.market.events import EVENT_COLUMNS
+from model.market.model import MarketModel
 from model.scenario import Scenario, validate
 
 

@@ -53,12 +53,3 @@ class Site:
                 self.gpus_by_system[b.system] -= b.gpus
             self.used_mw = max(0.0, self.used_mw)
         return old
-
-
-@dataclass
-class Build:
-    """Power under construction: `mw` comes online in `ready_month` (lead time plus a drawn delay)."""
-
-    mw: float
-    started_month: int
-    ready_month: int

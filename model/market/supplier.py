@@ -12,24 +12,30 @@ Revenue is NVIDIA's part of what buyers pay (its share of a rack's price, plus n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import mesa
 import numpy as np
 
 from model.hardware.systems import System, systems
 from model.market.calendar import date_of, month_index
+from model.market.pricing import system_price_usd
 from model.scenario.schema import Supplier as SupplierParams
 
-if TYPE_CHECKING:
-    from model.market.agents import Buyer
+
+class Consignee(Protocol):
+    """What NVIDIA needs of a buyer: a name to keep its order under, and somewhere to deliver to."""
+
+    name: str
+
+    def receive(self, system: str, units: int, paid_usd: float, month: int) -> None: ...
 
 
 @dataclass
 class Order:
     """A buyer's open order for one system: units still to ship and what they will cost (priced when ordered)."""
 
-    buyer: Buyer
+    consignee: Consignee
     system: str
     units_outstanding: int
     usd_outstanding: float
@@ -44,7 +50,8 @@ def _anchored_series(points: dict[str, float], start: str, n_months: int, growth
 
 
 class Supplier(mesa.Agent):
-    """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits."""
+    """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits. Buyers call it
+    (`place_order`, and what they see: prices, waits, what ships); it calls back only through `Consignee.receive`."""
 
     def __init__(self, model, params: SupplierParams):
         super().__init__(model)
@@ -89,11 +96,7 @@ class Supplier(mesa.Agent):
 
     def price_usd(self, k: str, t: int) -> float:
         """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low."""
-        s = systems()[k]
-        age = max(0, t - self.first[k])
-        premium = self.p.launch_premium * np.exp(-age / self.p.premium_decay_months)
-        decline = 1 - self.p.price_decline_per_year * age / 12
-        return max(s.price_usd_low, s.price_usd_mid * (1 + premium) * decline)
+        return system_price_usd(systems()[k], t - self.first[k], self.p)
 
     def backlog_units(self, k: str) -> int:
         """Units ordered and not yet shipped (kept as a running count: buyers ask for it every month)."""
@@ -137,7 +140,8 @@ class Supplier(mesa.Agent):
         return max(0, done - t) if queue > 0 else max(0, self.first[k] - t)
 
     # -- orders -----------------------------------------------------------------------------------------------
-    def place_order(self, buyer: Buyer, k: str, units: int, unit_price_usd: float) -> None:
+    def place_order(self, buyer: Consignee, k: str, units: int, unit_price_usd: float) -> None:
+        """Add `units` systems at `unit_price_usd` to the buyer's open order for system k."""
         if units <= 0:
             return
         order = self.orders[k].get(buyer.name)
@@ -150,7 +154,7 @@ class Supplier(mesa.Agent):
 
     # -- the monthly step -------------------------------------------------------------------------------------
     def step(self) -> None:
-        t = self.model.time_index
+        t = self.model.month
         catalog = systems()
         ti = min(t, len(self.wafers_per_month) - 1)
         want_gpus: dict[str, float] = {}
@@ -167,11 +171,11 @@ class Supplier(mesa.Agent):
         for k in self.keys:
             self.shipped_month[k] = 0
             if k in want_gpus:
-                self._allocate(catalog[k], int(want_gpus[k] * scale // catalog[k].gpus_per_system), t)
+                self.allocate(catalog[k], int(want_gpus[k] * scale // catalog[k].gpus_per_system), t)
         self.revenue_month_usd *= 1 + self.p.attach_revenue_fraction
         self.revenue_total_usd += self.revenue_month_usd
 
-    def _allocate(self, s: System, units: int, t: int) -> None:
+    def allocate(self, s: System, units: int, t: int) -> None:
         """Pro rata by units outstanding^exponent, capped at each order, whole systems by largest remainder."""
         orders = list(self.orders[s.key].values())
         outstanding = np.array([o.units_outstanding for o in orders], dtype=float)
@@ -204,6 +208,6 @@ class Supplier(mesa.Agent):
             self.shipped_month[s.key] += n
             self.units_shipped_total[s.key] += n
             self.revenue_month_usd += paid * self.p.nvidia_share_of_system_price[s.key]
-            order.buyer.receive(s.key, n, paid, t)
+            order.consignee.receive(s.key, n, paid, t)
             if order.units_outstanding == 0:
-                del self.orders[s.key][order.buyer.name]
+                del self.orders[s.key][order.consignee.name]
