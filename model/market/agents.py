@@ -11,6 +11,7 @@ also offer capacity to labs; labs also train frontier models and sign contracts 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import mesa
 
@@ -19,17 +20,18 @@ from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
 from model.market.deliveries import Inbound, Shipment
 from model.market.events import Milestones
-from model.market.fleet import Cluster, Fleet
+from model.market.fleet import Fleet
 from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
 from model.market.power import PowerPlan
 from model.market.procurement import Procurement, ProcurementTerms
+from model.market.sites import Cluster
 from model.market.training import FrontierRuns
 from model.scenario import schema
 
 NO_CLUSTER = Cluster(None, 0)  # type: ignore[arg-type]
 
 
-def best_cluster(model, options: list[Cluster]) -> Cluster:
+def best_cluster(model, options: Iterable[tuple[str, int]]) -> Cluster:
     """The option that trains the scenario's reference frontier run fastest; options on which it does not fit rank
     by H100-equivalents. `NO_CLUSTER` when there is nothing."""
     biggest: dict[str, int] = {}
@@ -68,7 +70,7 @@ class Buyer(mesa.Agent):
                                buffer_months=terms.power_buffer_months, min_build_mw=terms.min_build_mw,
                                add_mw_per_year=add_mw_per_year)
         self.fleet = Fleet(name, terms.pue, spec.fabric_max_gpus, terms.power_unconstrained, keys,
-                           model.capability.training_ratio)
+                           model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
         self.inbound = Inbound(keys, spec.transit_months, terms.integration_lag_months)
         self.procurement = Procurement(
             self, model.supplier, model.capability, self.treasury,
@@ -76,7 +78,7 @@ class Buyer(mesa.Agent):
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue),
             keys, self.spare_mw, self.milestones.first)
         self.start_fleet = dict.fromkeys(keys, 0)
-        self._largest: tuple[tuple[int, int], Cluster] = ((-1, -1), NO_CLUSTER)
+        self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
         self._start_state(power_mw_start, power_mw_under_construction, fleet_start or {})
 
     def _start_state(self, power_mw_start: float, under_construction_mw: float, fleet_start: dict[str, int]) -> None:
@@ -141,14 +143,13 @@ class Buyer(mesa.Agent):
         return self.fleet.power_used_mw()
 
     def clusters(self) -> list[Cluster]:
-        return self.fleet.clusters(self.model.month)
+        return self.fleet.clusters()
 
     def largest_cluster(self) -> Cluster:
         """This buyer's most capable training cluster: the one that trains the scenario's reference frontier run
         fastest (by the capability table), else the most H100-equivalents."""
-        key = (self.model.month, self.fleet.placements)
-        if self._largest[0] != key:
-            self._largest = (key, best_cluster(self.model, self.clusters()))
+        if self._largest[0] != self.fleet.placements:
+            self._largest = (self.fleet.placements, best_cluster(self.model, self.fleet.largest_by_pace().items()))
         return self._largest[1]
 
     def accessible_cluster(self) -> Cluster:
@@ -238,10 +239,12 @@ class Buyer(mesa.Agent):
         self.inbound.integrating = waiting
 
     def check_at_scale(self) -> None:
-        threshold = self.model.spec.at_scale_gpus
-        for k, g in self.fleet.largest_by_system().items():
-            if g >= threshold:
-                self.milestones.first("first_cluster_at_scale", k, g)
+        """A first cluster of a system with at least the scenario's `at_scale_gpus` in one site is an event."""
+        reached = self.milestones.reached
+        at_scale = self.fleet.new_at_scale(self.model.spec.at_scale_gpus,
+                                           lambda k: ("first_cluster_at_scale", k) in reached)
+        for k, g in at_scale.items():
+            self.milestones.first("first_cluster_at_scale", k, g)
 
     # -- the monthly step ---------------------------------------------------------------------------------------
     def step(self) -> None:
@@ -255,7 +258,7 @@ class Buyer(mesa.Agent):
     def advance(self) -> None:
         """After NVIDIA ships: retirement, deliveries, integration, placement, at-scale events."""
         t = self.model.month
-        self.fleet.retire(t, round(self.terms.gpu_lifetime_years * 12))
+        self.fleet.retire(t)
         self.take_deliveries(t)
         self.place_ready(t)
         self.check_at_scale()
@@ -333,7 +336,7 @@ class Lab(Buyer):
         for name in dict.fromkeys([*hosts, *held]):
             provider = self.model.buyer(name)
             others = provider.contracted_h100e(t, excluding=self.name) if name in hosts else 0.0
-            for k, g in provider.clusters():
+            for k, g in provider.fleet.largest_by_pace().items():  # the rest are smaller of the same pace
                 per_gpu = catalog[k].h100e_per_gpu
                 limit = g - others / per_gpu if name in hosts else held[name] / per_gpu
                 out.append(Cluster(k, int(max(0.0, min(g, limit)))))
@@ -341,7 +344,8 @@ class Lab(Buyer):
 
     def accessible_cluster(self) -> Cluster:
         """The most capable cluster the lab can train on: its own or one a provider runs for it."""
-        return best_cluster(self.model, [*self.clusters(), *self.hosted_clusters(self.model.month)])
+        own = self.fleet.largest_by_pace().items()
+        return best_cluster(self.model, [*own, *self.hosted_clusters(self.model.month)])
 
     def train(self) -> None:
         """Finish a run that is due; start the next one on the most capable cluster the lab can reach."""

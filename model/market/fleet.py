@@ -3,50 +3,55 @@
 GPUs that finished integration are placed into sites with free power: first where GPUs of the same architecture
 already run (to grow one training cluster, up to the scale-out fabric), then the site with the most free power.
 What does not fit waits for power; a buyer whose power is not modelled (the rest of the market) opens sites as it
-needs them. A training cluster is the GPUs of one architecture in one site, bounded by the fabric and paced by its
-slowest system on the reference training job.
+needs them. A training cluster is the GPUs of one architecture in one site (`Site.clusters`).
+
+Work per month does not grow with the number of sites a fleet has accumulated: totals are kept as GPUs come and
+go, retirements are scheduled by month, each site caches its clusters, and only sites that changed are looked at
+for firsts at scale.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 from model.hardware.systems import systems
-from model.market.sites import Batch, Site
-
-
-class Cluster(NamedTuple):
-    """A training cluster: the system that paces it and its GPUs."""
-
-    system: str
-    gpus: int
+from model.market.sites import Batch, Cluster, Site
 
 
 class Fleet:
     """Sites and GPUs online of one buyer."""
 
     def __init__(self, owner: str, pue: float, fabric_max_gpus: int, power_unconstrained: bool,
-                 system_keys: tuple[str, ...], training_ratio: Callable[[str], float]):
+                 system_keys: tuple[str, ...], training_ratio: Callable[[str], float], lifetime_months: int):
         self.owner = owner
         self.pue = pue
         self.fabric_max_gpus = fabric_max_gpus
         self.power_unconstrained = power_unconstrained
         self.system_keys = system_keys
         self.training_ratio = training_ratio
+        self.lifetime_months = lifetime_months
         self.sites: list[Site] = []
         self.open_sites: list[Site] = []  # sites with free power (placement looks only here)
         self.retired = dict.fromkeys(system_keys, 0)  # GPUs
-        self.placements = 0  # changes whenever GPUs go online or retire (keys caches of clusters)
+        self.online = dict.fromkeys(system_keys, 0)  # GPUs online, by system
+        self.placements = 0  # changes whenever GPUs go online or retire (keys caches)
         catalog = systems()
         self.smallest_unit_mw = min(catalog[k].system_power_kw for k in system_keys) * pue / 1000.0
-        self._clusters: tuple[tuple[int, int], list[Cluster]] = ((-1, -1), [])
+        self._index: dict[int, int] = {}  # id(site) -> position in `sites`
+        self._retiring: dict[int, list[Site]] = {}  # month -> sites with batches that retire then
+        self._touched: list[tuple[Site, str]] = []  # (site, system) placed since the last at-scale check
+        self._power_version = 0
+        self._online_mw: tuple[int, float] = (-1, 0.0)
+        self._used_mw: tuple[int, float] = (-1, 0.0)
+        self._largest: tuple[int, dict[str, int]] = (-1, {})
 
     # -- power --------------------------------------------------------------------------------------------------
     def new_site(self, mw: float) -> None:
         site = Site(f"{self.owner}-{len(self.sites) + 1}", mw)
+        self._index[id(site)] = len(self.sites)
         self.sites.append(site)
         self.open_sites.append(site)
+        self._power_version += 1
 
     def add_power(self, mw: float, max_site_mw: float) -> None:
         """New power tops up the newest campus to `max_site_mw` (the largest campus buildable now), then opens new
@@ -55,6 +60,7 @@ class Fleet:
             newest = self.sites[-1]
             top = min(mw, max_site_mw - newest.mw)
             newest.mw += top
+            self._power_version += 1
             if not any(site is newest for site in self.open_sites):
                 self.open_sites.append(newest)
             mw -= top
@@ -63,10 +69,14 @@ class Fleet:
             mw -= min(mw, max_site_mw)
 
     def power_online_mw(self) -> float:
-        return sum(s.mw for s in self.sites)
+        if self._online_mw[0] != self._power_version:
+            self._online_mw = (self._power_version, sum(s.mw for s in self.sites))
+        return self._online_mw[1]
 
     def power_used_mw(self) -> float:
-        return sum(s.used_mw for s in self.sites)
+        if self._used_mw[0] != self.placements:
+            self._used_mw = (self.placements, sum(s.used_mw for s in self.sites))
+        return self._used_mw[1]
 
     def facility_kw_per_gpu(self, k: str) -> float:
         return systems()[k].system_power_kw_per_gpu * self.pue
@@ -79,43 +89,52 @@ class Fleet:
         unit_mw = kw * s.gpus_per_system / 1000.0
         fabric = self.fabric_max_gpus
         arch = s.architecture
+        retire_month = max(0, online_month + self.lifetime_months + 1)  # the first month t with online < t - life
         while gpus > 0:
-            fits = [site for site in self.open_sites if site.free_mw() >= unit_mw]
-            if not fits:
+            site, best = None, None
+            for candidate in self.open_sites:  # the first of the best: most GPUs of the architecture, most free
+                free = candidate.free_mw()
+                if free >= unit_mw:
+                    key = (min(candidate.gpus_by_architecture.get(arch, 0), fabric), free)
+                    if best is None or key > best:
+                        site, best = candidate, key
+            if site is None:
                 if not self.power_unconstrained:
                     break
                 self.add_power(gpus * kw / 1000.0, max_site_mw)  # power not modelled: build what is needed
                 continue
-            site = max(fits, key=lambda x: (min(x.gpus_of_architecture(arch), fabric), x.free_mw()))
             n = min(int(site.free_mw() // unit_mw) * s.gpus_per_system, gpus)
             site.add(Batch(k, n, online_month, kw))
+            self.online[k] += n
             self.placements += 1
+            self._retiring.setdefault(retire_month, []).append(site)
+            self._touched.append((site, k))
             gpus -= n
         self.open_sites = [site for site in self.open_sites if site.free_mw() >= self.smallest_unit_mw]
         return gpus
 
-    def retire(self, t: int, lifetime_months: int) -> None:
-        """GPUs that came online more than `lifetime_months` before month t go offline, freeing their power."""
-        cutoff = t - lifetime_months
-        for site in self.sites:
+    def retire(self, t: int) -> None:
+        """GPUs that came online more than the GPUs' lifetime before month t go offline, freeing their power."""
+        due = self._retiring.pop(t, [])
+        if not due:
+            return
+        cutoff = t - self.lifetime_months
+        for site in sorted({id(s): s for s in due}.values(), key=lambda s: self._index[id(s)]):
             retired = site.retire_older_than(cutoff)
             self.placements += len(retired)
             for b in retired:
                 self.retired[b.system] += b.gpus
+                self.online[b.system] -= b.gpus
             if retired and not any(open_site is site for open_site in self.open_sites):
                 self.open_sites.append(site)
 
     # -- what it holds ------------------------------------------------------------------------------------------
     def gpus_online(self) -> dict[str, int]:
-        out = dict.fromkeys(self.system_keys, 0)
-        for site in self.sites:
-            for k, g in site.gpus_by_system.items():
-                out[k] += g
-        return out
+        return dict(self.online)
 
     def h100e(self) -> float:
         catalog = systems()
-        return sum(g * catalog[k].h100e_per_gpu for k, g in self.gpus_online().items())
+        return sum(g * catalog[k].h100e_per_gpu for k, g in self.online.items())
 
     def largest_by_system(self) -> dict[str, int]:
         """Largest number of GPUs of each system in one site, bounded by the fabric (for 'at scale')."""
@@ -127,23 +146,28 @@ class Fleet:
                     out[k] = min(g, fabric)
         return out
 
-    def clusters(self, month: int) -> list[Cluster]:
-        """Training clusters: the GPUs of one architecture (Hopper, Blackwell, ...) in one site, bounded by the
-        fabric, each paced by its slowest system on the reference training job (a synchronous job runs at the pace
-        of its slowest GPUs)."""
-        key = (month, self.placements)
-        if self._clusters[0] == key:
-            return self._clusters[1]
-        fabric = self.fabric_max_gpus
-        catalog = systems()
-        out = []
-        for site in self.sites:
-            by_arch: dict[str, list[str]] = {}
-            for k, g in site.gpus_by_system.items():
-                if g > 0:
-                    by_arch.setdefault(catalog[k].architecture, []).append(k)
-            for members in by_arch.values():
-                pace = min(members, key=self.training_ratio)
-                out.append(Cluster(pace, min(sum(site.gpus_by_system[k] for k in members), fabric)))
-        self._clusters = (key, out)
-        return out
+    def new_at_scale(self, threshold: int, reached: Callable[[str], bool]) -> dict[str, int]:
+        """Systems not yet `reached` that have a cluster of at least `threshold` GPUs in one site now, with the
+        largest such cluster. Only sites placed into since the last call can have crossed the threshold."""
+        touched, self._touched = self._touched, []
+        if not any(site.gpus_by_system.get(k, 0) >= threshold and not reached(k) for site, k in touched):
+            return {}
+        return {k: g for k, g in self.largest_by_system().items() if g >= threshold}
+
+    def clusters(self) -> list[Cluster]:
+        """Training clusters, site by site."""
+        fabric, ratio = self.fabric_max_gpus, self.training_ratio
+        return [cluster for site in self.sites for cluster in site.clusters(fabric, ratio)]
+
+    def largest_by_pace(self) -> dict[str, int]:
+        """The largest training cluster paced by each system (in the order clusters first appear); only these can
+        be a buyer's best cluster, since days to train fall with GPUs."""
+        if self._largest[0] != self.placements:
+            biggest: dict[str, int] = {}
+            fabric, ratio = self.fabric_max_gpus, self.training_ratio
+            for site in self.sites:
+                for k, g in site.clusters(fabric, ratio):
+                    if g > biggest.get(k, 0):
+                        biggest[k] = g
+            self._largest = (self.placements, biggest)
+        return self._largest[1]
