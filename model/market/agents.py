@@ -222,7 +222,7 @@ class Buyer(mesa.Agent):
     def place_ready(self, month: int, online_month: int | None = None, events: bool = True) -> None:
         """Integrated GPUs go online in sites with free power; what does not fit waits for power."""
         online_month = month if online_month is None else online_month
-        if not self.fleet.open_sites and not self.terms.power_unconstrained:
+        if not self.fleet.has_open_sites() and not self.terms.power_unconstrained:
             return  # nowhere to put anything: everything waits for power
         max_site_mw = self.max_site_mw()
         waiting = []

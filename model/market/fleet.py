@@ -2,8 +2,10 @@
 
 GPUs that finished integration are placed into sites with free power: first where GPUs of the same architecture
 already run (to grow one training cluster, up to the scale-out fabric), then the site with the most free power.
-What does not fit waits for power; a buyer whose power is not modelled (the rest of the market) opens sites as it
-needs them. A training cluster is the GPUs of one architecture in one site (`Site.clusters`).
+What does not fit waits for power. A buyer whose power is not modelled (the rest of the market: many small sites)
+fills one site at a time, of the largest size it can have, and opens the next when a system no longer fits; its
+sites hold only the power their GPUs use, so a site shrinks as its GPUs retire and goes when it is empty. A training
+cluster is the GPUs of one architecture in one site (`Site.clusters`).
 
 Work per month does not grow with the number of sites a fleet has accumulated: totals are kept as GPUs come and
 go, retirements are scheduled by month, each site caches its clusters, and only sites that changed are looked at
@@ -12,6 +14,7 @@ for firsts at scale.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 from model.hardware.systems import systems
@@ -30,53 +33,81 @@ class Fleet:
         self.system_keys = system_keys
         self.training_ratio = training_ratio
         self.lifetime_months = lifetime_months
-        self.sites: list[Site] = []
-        self.open_sites: list[Site] = []  # sites with free power (placement looks only here)
+        self._sites: dict[int, Site] = {}  # by seq: the order they opened
+        self._open: dict[int, Site] = {}  # sites with free power by open rank (placement looks only here) ...
+        self._open_used: dict[int, Site] = {}  # ... those with GPUs
+        self._open_hosting: dict[str, dict[int, Site]] = {}  # ... those with GPUs of an architecture, by seq
+        self._open_empty: list[tuple[float, int, int]] = []  # ... those without, a heap of (-free MW, rank, seq)
+        self._ranks = 0
         self.retired = dict.fromkeys(system_keys, 0)  # GPUs
         self.online = dict.fromkeys(system_keys, 0)  # GPUs online, by system
         self.placements = 0  # changes whenever GPUs go online or retire (keys caches)
         catalog = systems()
         self.smallest_unit_mw = min(catalog[k].system_power_kw for k in system_keys) * pue / 1000.0
-        self._index: dict[int, int] = {}  # id(site) -> position in `sites`
         self._retiring: dict[int, list[Site]] = {}  # month -> sites with batches that retire then
         self._touched: list[tuple[Site, str]] = []  # (site, system) placed since the last at-scale check
         self._power_version = 0
+        self._opened = 0
         self._online_mw: tuple[int, float] = (-1, 0.0)
         self._used_mw: tuple[int, float] = (-1, 0.0)
+        self._running_mw = [0.0, 0.0]  # online, used: kept as they change where power is not modelled
+        self._pace_heaps: dict[str, list[tuple[int, int, int]]] = {}  # pace -> (-GPUs, site seq, site version)
+        self._changed: dict[int, Site] = {}  # sites whose clusters are not yet in the heaps
         self._largest: tuple[int, dict[str, int]] = (-1, {})
+
+    @property
+    def sites(self) -> list[Site]:
+        """The fleet's sites, in the order they opened."""
+        return list(self._sites.values())
 
     # -- power --------------------------------------------------------------------------------------------------
     def new_site(self, mw: float) -> None:
-        site = Site(f"{self.owner}-{len(self.sites) + 1}", mw)
-        self._index[id(site)] = len(self.sites)
-        self.sites.append(site)
-        self.open_sites.append(site)
+        self._opened += 1
+        site = Site(f"{self.owner}-{self._opened}", mw, seq=self._opened)
+        self._sites[site.seq] = site
+        self._running_mw[0] += mw
+        self._open_site(site)
         self._power_version += 1
 
     def add_power(self, mw: float, max_site_mw: float) -> None:
         """New power tops up the newest campus to `max_site_mw` (the largest campus buildable now), then opens new
         sites."""
-        if self.sites and self.sites[-1].mw < max_site_mw:
-            newest = self.sites[-1]
+        newest = self._sites.get(self._opened)
+        if newest is not None and newest.mw < max_site_mw:
             top = min(mw, max_site_mw - newest.mw)
             newest.mw += top
+            self._running_mw[0] += top
             self._power_version += 1
-            if not any(site is newest for site in self.open_sites):
-                self.open_sites.append(newest)
+            if newest.open_rank < 0:
+                self._open_site(newest)
+            elif newest.empty:
+                self._index_empty(newest)
             mw -= top
         while mw > 1e-9:
             self.new_site(min(mw, max_site_mw))
             mw -= min(mw, max_site_mw)
 
     def power_online_mw(self) -> float:
+        if self.power_unconstrained:
+            return self._running_mw[0]
         if self._online_mw[0] != self._power_version:
-            self._online_mw = (self._power_version, sum(s.mw for s in self.sites))
+            self._online_mw = (self._power_version, sum(s.mw for s in self._sites.values()))
         return self._online_mw[1]
 
     def power_used_mw(self) -> float:
+        """Facility MW its GPUs use. (Summed site by site where power decides; a running total for a buyer whose
+        power is not modelled, which only reports it.)"""
+        if self.power_unconstrained:
+            return self._running_mw[1]
         if self._used_mw[0] != self.placements:
-            self._used_mw = (self.placements, sum(s.used_mw for s in self.sites))
+            self._used_mw = (self.placements, sum(s.used_mw for s in self._sites.values()))
         return self._used_mw[1]
+
+    def _shrink_to_use(self, site: Site) -> None:
+        """Power not modelled: a site that is no longer being filled holds only what its GPUs use."""
+        self._running_mw[0] += (site.used_mw - site.mw) * site.copies
+        site.mw = site.used_mw
+        self._power_version += 1
 
     def facility_kw_per_gpu(self, k: str) -> float:
         return systems()[k].system_power_kw_per_gpu * self.pue
@@ -90,28 +121,112 @@ class Fleet:
         fabric = self.fabric_max_gpus
         arch = s.architecture
         retire_month = max(0, online_month + self.lifetime_months + 1)  # the first month t with online < t - life
+        placed_into: list[Site] = []
         while gpus > 0:
-            site, best = None, None
-            for candidate in self.open_sites:  # the first of the best: most GPUs of the architecture, most free
-                free = candidate.free_mw()
-                if free >= unit_mw:
-                    key = (min(candidate.gpus_by_architecture.get(arch, 0), fabric), free)
-                    if best is None or key > best:
-                        site, best = candidate, key
+            site = self._site_for(arch, unit_mw, fabric)
             if site is None:
                 if not self.power_unconstrained:
                     break
-                self.add_power(gpus * kw / 1000.0, max_site_mw)  # power not modelled: build what is needed
+                site_mw = max(max_site_mw, unit_mw)
+                per_site = int(site_mw // unit_mw) * s.gpus_per_system
+                if gpus >= 3 * per_site:  # identical full sites, filled as one would fill them one by one
+                    copies = gpus // per_site - 2
+                    self._full_sites(Batch(k, per_site, online_month, kw), copies, retire_month)
+                    gpus -= copies * per_site
+                self._open_next_site(site_mw)  # power not modelled: the next small site
                 continue
             n = min(int(site.free_mw() // unit_mw) * s.gpus_per_system, gpus)
+            if site.empty:
+                self._open_used[site.open_rank] = site  # its entry among the empty ones is stale now
             site.add(Batch(k, n, online_month, kw))
+            self._index_hosting(site)
+            placed_into.append(site)
+            self._running_mw[1] += n * kw / 1000.0
+            self._site_changed(site)
             self.online[k] += n
             self.placements += 1
             self._retiring.setdefault(retire_month, []).append(site)
             self._touched.append((site, k))
             gpus -= n
-        self.open_sites = [site for site in self.open_sites if site.free_mw() >= self.smallest_unit_mw]
+        for site in placed_into:  # only these can have run out of power
+            if site.open_rank >= 0 and site.free_mw() < self.smallest_unit_mw:
+                self._close_site(site)
         return gpus
+
+    def _site_for(self, arch: str, unit_mw: float, fabric: int) -> Site | None:
+        """The first (in the order sites joined) of the open sites a unit fits in that hold most GPUs of its
+        architecture (up to the fabric), then have most free power; None if it fits nowhere."""
+        site, best = None, None
+        hosts = self._open_hosting.get(arch)
+        if hosts:
+            for candidate in sorted(hosts.values(), key=lambda x: x.open_rank):
+                free = candidate.free_mw()
+                if free >= unit_mw:
+                    key = (min(candidate.gpus_by_architecture[arch], fabric), free)
+                    if best is None or key > best:
+                        site, best = candidate, key
+            if site is not None:
+                return site
+        # none of the architecture fits: the most free power, among sites with other GPUs and empty ones
+        most = None
+        for rank in sorted(self._open_used):
+            candidate = self._open_used[rank]
+            free = candidate.free_mw()
+            if free >= unit_mw and (most is None or free > most):
+                site, most = candidate, free
+        empty = self._emptiest()
+        if empty is not None and empty.free_mw() >= unit_mw:
+            free = empty.free_mw()
+            if most is None or free > most or (free == most and empty.open_rank < site.open_rank):
+                site = empty
+        return site
+
+    def has_open_sites(self) -> bool:
+        return bool(self._open)
+
+    def open_sites(self) -> list[Site]:
+        """Sites with free power, in the order they joined them."""
+        return list(self._open.values())
+
+    def _index_hosting(self, site: Site) -> None:
+        """Keep an open site with GPUs listed under each architecture it holds."""
+        archs = {a for a, g in site.gpus_by_architecture.items() if g > 0} if site.open_rank >= 0 else set()
+        for arch in site.hosting - archs:
+            del self._open_hosting[arch][site.seq]
+        for arch in archs - site.hosting:
+            self._open_hosting.setdefault(arch, {})[site.seq] = site
+        site.hosting = archs
+
+    def _open_site(self, site: Site) -> None:
+        """The site joins the sites with free power, after those already there."""
+        self._ranks += 1
+        site.open_rank = self._ranks
+        self._open[site.open_rank] = site
+        if site.empty:
+            self._index_empty(site)
+        else:
+            self._open_used[site.open_rank] = site
+        self._index_hosting(site)
+
+    def _close_site(self, site: Site) -> None:
+        del self._open[site.open_rank]
+        self._open_used.pop(site.open_rank, None)
+        site.open_rank = -1
+        self._index_hosting(site)
+
+    def _index_empty(self, site: Site) -> None:
+        heapq.heappush(self._open_empty, (-site.free_mw(), site.open_rank, site.seq))
+
+    def _emptiest(self) -> Site | None:
+        """The open site without GPUs with the most free power (the first opened among equals)."""
+        heap = self._open_empty
+        while heap:
+            negative_free, rank, seq = heap[0]
+            site = self._sites.get(seq)
+            if site is not None and site.open_rank == rank and site.empty and site.free_mw() == -negative_free:
+                return site
+            heapq.heappop(heap)
+        return None
 
     def retire(self, t: int) -> None:
         """GPUs that came online more than the GPUs' lifetime before month t go offline, freeing their power."""
@@ -119,14 +234,53 @@ class Fleet:
         if not due:
             return
         cutoff = t - self.lifetime_months
-        for site in sorted({id(s): s for s in due}.values(), key=lambda s: self._index[id(s)]):
+        for site in sorted({id(s): s for s in due}.values(), key=lambda s: s.seq):
             retired = site.retire_older_than(cutoff)
             self.placements += len(retired)
             for b in retired:
-                self.retired[b.system] += b.gpus
-                self.online[b.system] -= b.gpus
-            if retired and not any(open_site is site for open_site in self.open_sites):
-                self.open_sites.append(site)
+                self.retired[b.system] += b.gpus * site.copies
+                self.online[b.system] -= b.gpus * site.copies
+                self._running_mw[1] -= b.gpus * b.facility_kw_per_gpu / 1000.0 * site.copies
+            if not retired:
+                continue
+            self._site_changed(site)
+            if site.open_rank >= 0:  # already open: its free power grew
+                self._index_hosting(site)
+                if site.empty:
+                    del self._open_used[site.open_rank]
+                    self._index_empty(site)
+            elif self.power_unconstrained:  # a closed small site holds only what its GPUs use, and goes when empty
+                self._shrink_to_use(site)
+                if site.empty:
+                    del self._sites[site.seq]
+            else:
+                self._open_site(site)
+
+    def _full_sites(self, batch: Batch, copies: int, retire_month: int) -> None:
+        """Power not modelled: `copies` sites, each holding `batch` and the power it uses, closed at once."""
+        for site in list(self._open.values()):
+            self._shrink_to_use(site)
+            self._close_site(site)
+        self._opened += 1
+        site = Site(f"{self.owner}-{self._opened}", 0.0, seq=self._opened, copies=copies)
+        site.add(batch)
+        site.mw = site.used_mw
+        self._sites[site.seq] = site
+        self._running_mw[0] += site.mw * copies
+        self._running_mw[1] += site.used_mw * copies
+        self._power_version += 1
+        self.online[batch.system] += batch.gpus * copies
+        self.placements += 1
+        self._site_changed(site)
+        self._retiring.setdefault(retire_month, []).append(site)
+        self._touched.append((site, batch.system))
+
+    def _open_next_site(self, mw: float) -> None:
+        """Power not modelled: the sites being filled close with the power their GPUs use, and a new one opens."""
+        for site in list(self._open.values()):
+            self._shrink_to_use(site)
+            self._close_site(site)
+        self.new_site(mw)
 
     # -- what it holds ------------------------------------------------------------------------------------------
     def gpus_online(self) -> dict[str, int]:
@@ -140,7 +294,7 @@ class Fleet:
         """Largest number of GPUs of each system in one site, bounded by the fabric (for 'at scale')."""
         fabric = self.fabric_max_gpus
         out: dict[str, int] = {}
-        for site in self.sites:
+        for site in self._sites.values():
             for k, g in site.gpus_by_system.items():
                 if g > out.get(k, 0):
                     out[k] = min(g, fabric)
@@ -157,17 +311,28 @@ class Fleet:
     def clusters(self) -> list[Cluster]:
         """Training clusters, site by site."""
         fabric, ratio = self.fabric_max_gpus, self.training_ratio
-        return [cluster for site in self.sites for cluster in site.clusters(fabric, ratio)]
+        return [cluster for site in self._sites.values() for cluster in site.clusters(fabric, ratio)]
+
+    def _site_changed(self, site: Site) -> None:
+        self._changed[site.seq] = site
 
     def largest_by_pace(self) -> dict[str, int]:
-        """The largest training cluster paced by each system (in the order clusters first appear); only these can
-        be a buyer's best cluster, since days to train fall with GPUs."""
+        """The largest training cluster paced by each system (pacing systems in the order they first ran); only
+        these can be a buyer's best cluster, since days to train fall with GPUs."""
         if self._largest[0] != self.placements:
+            for site in self._changed.values():  # index clusters by pace (a site's older entries: stale version)
+                if self._sites.get(site.seq) is site:
+                    for k, g in site.clusters(self.fabric_max_gpus, self.training_ratio):
+                        heapq.heappush(self._pace_heaps.setdefault(k, []), (-g, site.seq, site.version))
+            self._changed.clear()
             biggest: dict[str, int] = {}
-            fabric, ratio = self.fabric_max_gpus, self.training_ratio
-            for site in self.sites:
-                for k, g in site.clusters(fabric, ratio):
-                    if g > biggest.get(k, 0):
-                        biggest[k] = g
+            for k, heap in self._pace_heaps.items():
+                while heap:
+                    _, seq, version = heap[0]
+                    site = self._sites.get(seq)
+                    if site is not None and site.version == version:
+                        biggest[k] = -heap[0][0]
+                        break
+                    heapq.heappop(heap)
             self._largest = (self.placements, biggest)
         return self._largest[1]

@@ -32,25 +32,37 @@ class Cluster(NamedTuple):
 
 @dataclass(eq=False)
 class Site:
-    """One campus: facility MW online and the batches it powers (a site is itself: equal only to itself)."""
+    """One campus: facility MW online and the batches it powers (a site is itself: equal only to itself).
+
+    `copies` > 1 stands for that many identical sites (the rest of the market fills many small sites alike in a
+    month); power, batches and clusters are those of one of them."""
 
     name: str
     mw: float
-    batches: list[Batch] = field(default_factory=list)
+    batches: dict[int, list[Batch]] = field(default_factory=dict)  # by online month, oldest first
     used_mw: float = 0.0
     gpus_by_system: dict[str, int] = field(default_factory=dict)
     gpus_by_architecture: dict[str, int] = field(default_factory=dict)
+    seq: int = 0  # order of opening within its fleet
+    copies: int = 1
+    open_rank: int = -1  # order in which it (last) joined the fleet's sites with free power; -1: not among them
+    hosting: set[str] = field(default_factory=set)  # architectures under which the fleet indexes it while open
     version: int = 0  # changes whenever its GPUs change (keys its clusters)
     _clusters: tuple[int, list[Cluster]] = (-1, [])
 
     def free_mw(self) -> float:
         return max(0.0, self.mw - self.used_mw)
 
+    @property
+    def empty(self) -> bool:
+        return not self.batches
+
     def gpus_of_architecture(self, architecture: str) -> int:
         return self.gpus_by_architecture.get(architecture, 0)
 
     def add(self, batch: Batch) -> None:
-        self.batches.append(batch)
+        """Put a batch online (batches come online in month order)."""
+        self.batches.setdefault(batch.online_month, []).append(batch)
         self.used_mw += batch.gpus * batch.facility_kw_per_gpu / 1000.0
         self.gpus_by_system[batch.system] = self.gpus_by_system.get(batch.system, 0) + batch.gpus
         arch = systems()[batch.system].architecture
@@ -59,10 +71,14 @@ class Site:
 
     def retire_older_than(self, month: int) -> list[Batch]:
         """Remove batches that came online before `month`; return them."""
-        old = [b for b in self.batches if b.online_month < month]
+        old: list[Batch] = []
+        while self.batches:
+            oldest = next(iter(self.batches))
+            if oldest >= month:
+                break
+            old += self.batches.pop(oldest)
         if old:
             catalog = systems()
-            self.batches = [b for b in self.batches if b.online_month >= month]
             for b in old:
                 self.used_mw -= b.gpus * b.facility_kw_per_gpu / 1000.0
                 self.gpus_by_system[b.system] -= b.gpus

@@ -80,6 +80,7 @@ class Supplier(mesa.Agent):
         self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
         self.orders: dict[str, dict[str, Order]] = {k: {} for k in self.keys}
         self._backlog = dict.fromkeys(self.keys, 0)
+        self._waits: dict[tuple[str, int, int, int], float] = {}  # a month's answers (buyers ask them repeatedly)
         self.shipped_month = dict.fromkeys(self.keys, 0)  # units (systems) shipped this month
         self.units_shipped_total = dict.fromkeys(self.keys, 0)
         self.units_ordered_total = dict.fromkeys(self.keys, 0)
@@ -129,6 +130,14 @@ class Supplier(mesa.Agent):
     def expected_wait_months(self, k: str, t: int, extra_units: int = 0) -> float:
         """Months until a new order would be filled: the orders ahead (the backlog) must be made first, at the
         output buyers expect along the system's ramp; before first shipment the wait runs from then."""
+        key = (k, t, self._backlog[k], extra_units)
+        if key not in self._waits:
+            if len(self._waits) > 4096:
+                self._waits.clear()
+            self._waits[key] = self._wait_months(k, t, extra_units)
+        return self._waits[key]
+
+    def _wait_months(self, k: str, t: int, extra_units: int) -> float:
         cum = self._cum_output_gpus[k]
         start = min(max(t, self.first[k]), len(cum) - 1)
         made_before = cum[start - 1] if start > 0 else 0.0
