@@ -41,6 +41,12 @@ def _frontier_oracle(precision: str, system: str, gpus: int, flop: float) -> flo
     return frontier_run_days(system, gpus, flop, precision=precision)
 
 
+def _peak_flop_per_gpu_day(precision: str, system: str) -> float:
+    """Dense peak FLOP per day of one GPU at the run's precision (FP8 where the system lacks it): no training run
+    does better."""
+    return systems()[system].dense_tflops(_precision(system, precision)) * 1e12 * 86400.0
+
+
 def table_key(scenario: Scenario) -> str:
     """A hash of the scenario inputs the table depends on (the catalog and the performance model are fixed within
     a process)."""
@@ -63,7 +69,9 @@ def build_capability_table(scenario: Scenario) -> CapabilityTable:
     return CapabilityTable(values=values, serve_weights=tuple(job.weight for job in jobs.serve),
                            frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
                                                  reference_flop=scenario.reference_frontier_flop,
-                                                 max_gpus=scenario.fabric_max_gpus))
+                                                 max_gpus=scenario.fabric_max_gpus,
+                                                 peak_flop_per_gpu_day=partial(_peak_flop_per_gpu_day,
+                                                                               scenario.frontier.precision)))
 
 
 def capability_table(scenario: Scenario) -> CapabilityTable:

@@ -29,14 +29,15 @@ FLOP_STEPS_PER_DOUBLING = 0.5  # frontier-run FLOP grid: every factor of 4 (the 
 class _Column:
     """Best throughput (FLOP per day) of a frontier run of one size on clusters of 2**i GPUs of one system, i = 0
     .. top, each the best over that size and every smaller one (a lab may leave part of a cluster idle when that
-    is faster). Cells are asked for from the smallest feasible size upward, on demand, so values never depend on
-    the order of the questions."""
+    is faster). Smaller sizes are asked about only while they could do better: a cluster of n GPUs cannot beat n
+    GPUs at peak (`peak_per_gpu`, FLOP per day), so once the best so far exceeds that, nothing smaller matters.
+    Each value is the exact best over all smaller sizes, whatever the order of the questions."""
 
-    def __init__(self, oracle: FrontierOracle, system: str, flop: float, top: int):
+    def __init__(self, oracle: FrontierOracle, system: str, flop: float, top: int, peak_per_gpu: float):
         self.oracle, self.system, self.flop, self.top = oracle, system, flop, top
-        self.raw: dict[int, float] = {}
-        self.first: int | None = None  # smallest feasible index (top + 1: none)
-        self.best: list[float] = []  # cumulative best from `first` upward
+        self.peak_per_gpu = peak_per_gpu
+        self.raw: dict[int, float] = {}  # throughput on exactly 2**i GPUs (0: does not fit)
+        self.best: dict[int, float] = {}  # best on 2**i GPUs or fewer
 
     def _throughput(self, i: int) -> float:
         if i not in self.raw:
@@ -44,29 +45,21 @@ class _Column:
             self.raw[i] = 0.0 if days is None or days <= 0 else self.flop / days
         return self.raw[i]
 
-    def _find_first(self) -> int:
-        """Bisect for the smallest feasible cluster (a run that fits on some GPUs fits on more)."""
-        if self._throughput(self.top) <= 0:
-            return self.top + 1
-        lo, hi = 0, self.top
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._throughput(mid) > 0:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
     def at(self, i: int) -> float:
-        """Cumulative best throughput on 2**i GPUs (0: the run does not fit)."""
-        if self.first is None:
-            self.first = self._find_first()
-        if i < self.first:
-            return 0.0
-        while self.first + len(self.best) <= i:
-            cell = self._throughput(self.first + len(self.best))
-            self.best.append(max(cell, self.best[-1]) if self.best else cell)
-        return self.best[i - self.first]
+        """Best throughput on 2**i GPUs or fewer (0: the run fits on none)."""
+        if i not in self.best:
+            most = self._throughput(i)
+            j = i - 1
+            while j >= 0:
+                if j in self.best:
+                    most = max(most, self.best[j])
+                    break
+                if most > 0 and (1 << j) * self.peak_per_gpu <= most:
+                    break  # neither this size nor any smaller one can do better
+                most = max(most, self._throughput(j))
+                j -= 1
+            self.best[i] = most
+        return self.best[i]
 
     def between(self, x: float) -> float:
         """Throughput on 2**x GPUs: power-law (log-log) between the grid sizes around it; 0 below the smallest
@@ -84,14 +77,16 @@ class FrontierDays:
     """Days to train a frontier run of a given FLOP on one cluster of a given number of GPUs of a system.
 
     `oracle(system, gpus, flop)` is asked on a grid: clusters of 2**i GPUs up to the largest fabric, runs of
-    `reference_flop` x 4**j FLOP. Between cluster sizes throughput follows a power law, and each size gets the
-    best of itself and every smaller size, so days never increase with GPUs (nor with faster GPUs); between run
-    sizes throughput is interpolated geometrically, and a run counts as feasible where both neighbouring run sizes
-    are."""
+    `reference_flop` x 4**j FLOP; `peak_flop_per_gpu_day(system)` bounds what one GPU can do (it saves asking
+    about cluster sizes that cannot matter). Between cluster sizes throughput follows a power law, and each size
+    gets the best of itself and every smaller size, so days never increase with GPUs (nor with faster GPUs);
+    between run sizes throughput is interpolated geometrically, and a run counts as feasible where both
+    neighbouring run sizes are."""
 
     oracle: FrontierOracle
     reference_flop: float
     max_gpus: int
+    peak_flop_per_gpu_day: Callable[[str], float] = lambda system: math.inf  # an upper bound (dense peak)
     columns: dict[tuple[str, int], _Column] = field(default_factory=dict)
 
     @property
@@ -102,7 +97,7 @@ class FrontierDays:
         key = (system, j)
         if key not in self.columns:
             flop = self.reference_flop * 2.0 ** (j / FLOP_STEPS_PER_DOUBLING)
-            self.columns[key] = _Column(self.oracle, system, flop, self.top)
+            self.columns[key] = _Column(self.oracle, system, flop, self.top, self.peak_flop_per_gpu_day(system))
         return self.columns[key]
 
     def days(self, system: str, gpus: int, flop: float) -> float | None:
