@@ -101,3 +101,63 @@ def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everythi
     assert to_big == left_big and to_small == 495 - left_big <= left_small
     assert sup.backlog_units(k) == 5 == sum(o.units_outstanding for o in sup.orders[k].values())
     assert "big" not in sup.orders[k]  # a filled order is closed
+
+
+def test_a_treasury_lets_unplaced_budget_lapse_and_borrows_against_backlog():
+    from model.market.money import CapexPlan, DebtTerms, Treasury
+
+    plan = CapexPlan({"2025": 12.0}, growth_after_guidance=0.0, systems_share=0.5, multiplier=1.0, own_share=0.5)
+    assert plan.monthly_budget_usd(2025) == pytest.approx(12e9 * 0.5 * 0.5 / 12)
+    assert plan.monthly_spending_usd(2025) == pytest.approx(12e9 * 0.5 / 12)  # debt-funded spending included
+    treasury = Treasury(plan, carry_months=3, debt=DebtTerms(multiple_of_backlog=0.5, lag_months=2))
+    backlog: dict[int, float] = {}
+    for _ in range(12):  # nothing is ordered: budget beyond three months of it lapses
+        treasury.accrue(2025, lambda lag: backlog.get(lag, 0.0))
+    monthly = plan.monthly_budget_usd(2025)
+    assert treasury.budget_cum_usd == pytest.approx(3 * monthly)
+    assert treasury.budget_lapsed_usd == pytest.approx(9 * monthly) and treasury.debt_usd == 0.0
+    backlog[2] = 10e9
+    treasury.accrue(2025, lambda lag: backlog.get(lag, 0.0))
+    assert treasury.debt_usd == pytest.approx(5e9)  # half the backlog of contracts signed two months ago
+    backlog[2] = 2e9
+    treasury.accrue(2025, lambda lag: backlog.get(lag, 0.0))
+    assert treasury.debt_usd == pytest.approx(5e9)  # debt raised stays raised
+    assert treasury.budget_cum_usd == 0.0  # money beyond the carry, debt included, lapses from the budget
+    treasury.commit(1e9)
+    treasury.pay(0.4e9)
+    assert treasury.cash_usd() == pytest.approx(5e9 - 1e9) and treasury.capex_usd == 0.4e9
+
+
+def test_the_contract_book_answers_for_providers_labs_and_the_market():
+    from model.market.contracts import ContractBook
+
+    book = ContractBook()
+    a = contract_from_terms("openai", "coreweave", 0, 6, 2, 1e9, "hgx_b200", 3.0)
+    b = contract_from_terms("meta_ai", "coreweave", 3, 3, 1, 1e9, "hgx_b200", 3.0)
+    c = contract_from_terms("openai", "oracle", 4, 4, 1, 2e9, "hgx_b200", 3.0)
+    for contract in (a, b, c):
+        book.add(contract)
+    assert len(book) == 3 and book.of_provider("coreweave") == [a, b] and book.of_lab("openai") == [a, c]
+    assert book.sold_h100e("coreweave", 5) == pytest.approx(a.h100e + b.h100e)
+    assert book.sold_h100e("coreweave", 5, excluding="openai") == pytest.approx(b.h100e)
+    assert book.backlog_usd("coreweave", 5, signed_by=2) == pytest.approx(a.remaining_value_usd(5))  # not b yet
+    assert book.held_h100e_by_provider("openai", 5) == {"oracle": pytest.approx(c.h100e)}  # a starts in month 6
+    assert book.active_h100e(5) == pytest.approx(b.h100e + c.h100e)
+    assert book.annual_cost_usd("openai", 5) == pytest.approx(a.annual_cost_usd + c.annual_cost_usd)
+
+
+def test_system_prices_fall_with_age_to_the_floor_and_rentals_rise_with_scarcity():
+    from model.market.pricing import rental_usd_per_gpu_hour, system_price_usd
+    from model.scenario import load_scenario
+
+    scenario = load_scenario("scenarios/baseline.toml")
+    s = systems()["gb200_nvl72"]
+    prices = [system_price_usd(s, age, scenario.supplier) for age in range(0, 121, 6)]
+    assert prices == sorted(prices, reverse=True) and prices[-1] == s.price_usd_low
+    assert system_price_usd(s, -5, scenario.supplier) == prices[0]  # before first shipment: the launch price
+    terms = scenario.rental
+    plain = rental_usd_per_gpu_hour(s, prices[0], terms, backlog_units=0, output_units=100, contracted_share=0.0)
+    scarce = [rental_usd_per_gpu_hour(s, prices[0], terms, backlog, 100, share)
+              for backlog, share in ((100, 0.0), (300, 0.0), (0, 0.9), (10_000, 1.0))]
+    assert plain < scarce[0] < scarce[1] and plain < scarce[2]
+    assert max(scarce) == pytest.approx(plain * (1 + terms.scarcity_premium))  # the premium is bounded

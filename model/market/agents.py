@@ -79,6 +79,7 @@ class Buyer(mesa.Agent):
             keys, self.spare_mw, self.milestones.first)
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
+        self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
         self._start_state(power_mw_start, power_mw_under_construction, fleet_start or {})
 
     def _start_state(self, power_mw_start: float, under_construction_mw: float, fleet_start: dict[str, int]) -> None:
@@ -189,12 +190,18 @@ class Buyer(mesa.Agent):
         if self.terms.power_unconstrained:
             return
         usd_per_mw = self.model.best_usd_per_facility_mw(t, self.terms.pue)
-        horizon = self.power.horizon_months()
-        spend_ahead = self.treasury.cash_usd() + sum(self.treasury.monthly_budget_usd(self.model.year_at(t + i))
-                                                     for i in range(1, horizon + 1))
+        spend_ahead = self.treasury.cash_usd() + sum(self._budgets_ahead(t))
         need = self.power_committed_mw() + spend_ahead / usd_per_mw
         gap = need - self.fleet.power_online_mw() - self.power.building_mw()
         self.power.start(t, year, gap, self.model.rng)
+
+    def _budgets_ahead(self, t: int) -> list[float]:
+        """The monthly budgets of the months after t over which a build started in month t is surely done."""
+        horizon = self.power.horizon_months()
+        while len(self._monthly_budgets) < t + horizon + 1:
+            month = len(self._monthly_budgets)
+            self._monthly_budgets.append(self.treasury.monthly_budget_usd(self.model.year_at(month)))
+        return self._monthly_budgets[t + 1:t + horizon + 1]
 
     def fund_contract(self, contract: Contract) -> None:
         """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
@@ -318,6 +325,7 @@ class Lab(Buyer):
                          power_mw_start=spec.power_mw_start,
                          power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
         self.spec = spec
+        self._accessible: tuple[tuple, Cluster] = ((), NO_CLUSTER)
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
                                  model.capability.frontier_run_days)
 
@@ -344,8 +352,15 @@ class Lab(Buyer):
 
     def accessible_cluster(self) -> Cluster:
         """The most capable cluster the lab can train on: its own or one a provider runs for it."""
-        own = self.fleet.largest_by_pace().items()
-        return best_cluster(self.model, [*own, *self.hosted_clusters(self.model.month)])
+        t = self.model.month
+        contracts = self.model.contracts
+        reachable = dict.fromkeys([*self.spec.hosts, *contracts.held_h100e_by_provider(self.name, t)])
+        key = (t, len(contracts), self.fleet.placements,
+               tuple(self.model.buyer(name).fleet.placements for name in reachable))
+        if self._accessible[0] != key:
+            own = self.fleet.largest_by_pace().items()
+            self._accessible = (key, best_cluster(self.model, [*own, *self.hosted_clusters(t)]))
+        return self._accessible[1]
 
     def train(self) -> None:
         """Finish a run that is due; start the next one on the most capable cluster the lab can reach."""

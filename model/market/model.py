@@ -46,6 +46,7 @@ class MarketModel(mesa.Model):
         self.start: str = spec.start
         self.end: str = spec.end
         self.n_months = month_index(self.end, self.start) + 1
+        self._years = [year_of(self.start, t) for t in range(self.n_months + 60)]  # plans look up to 5 years ahead
         self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())
         points = spec.max_campus_mw
         self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
@@ -93,6 +94,9 @@ class MarketModel(mesa.Model):
         return year_of(self.start, self.month)
 
     def year_at(self, t: int) -> int:
+        """Calendar year of month t (any t, also beyond the run)."""
+        if 0 <= t < len(self._years):
+            return self._years[t]
         return year_of(self.start, t)
 
     def date_of(self, t: int) -> str:

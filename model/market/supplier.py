@@ -62,10 +62,10 @@ class Supplier(mesa.Agent):
         self.first: dict[str, int] = {}
         self.volume: dict[str, int] = {}
         for k in self.keys:
-            delay = params.delay_months.get(k, 0)  # scenario input, e.g. a Rubin delay
+            delay, volume_delay = params.delays_months(k)  # scenario inputs, e.g. a Rubin delay
             first = month_index(catalog[k].first_shipment, model.start) + delay
             # a ramp that slips (first racks on time, volume late), e.g. GB200's rack problems in early 2025
-            volume = month_index(catalog[k].volume, model.start) + delay + params.volume_delay_months.get(k, 0)
+            volume = month_index(catalog[k].volume, model.start) + delay + volume_delay
             slip = 0
             if catalog[k].status != "dropped" and catalog[k].first_shipment >= params.slip_after:
                 slip = int(model.rng.choice(params.slip_months, p=params.slip_probs))
@@ -80,6 +80,7 @@ class Supplier(mesa.Agent):
         self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
         self.orders: dict[str, dict[str, Order]] = {k: {} for k in self.keys}
         self._backlog = dict.fromkeys(self.keys, 0)
+        self._prices: dict[tuple[str, int], float] = {}  # (system, month) -> price: a fixed path once slips are drawn
         self._waits: dict[tuple[str, int, int, int], float] = {}  # a month's answers (buyers ask them repeatedly)
         self.shipped_month = dict.fromkeys(self.keys, 0)  # units (systems) shipped this month
         self.units_shipped_total = dict.fromkeys(self.keys, 0)
@@ -97,7 +98,10 @@ class Supplier(mesa.Agent):
 
     def price_usd(self, k: str, t: int) -> float:
         """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low."""
-        return system_price_usd(systems()[k], t - self.first[k], self.p)
+        key = (k, t)
+        if key not in self._prices:
+            self._prices[key] = system_price_usd(systems()[k], t - self.first[k], self.p)
+        return self._prices[key]
 
     def backlog_units(self, k: str) -> int:
         """Units ordered and not yet shipped (kept as a running count: buyers ask for it every month)."""

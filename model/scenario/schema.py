@@ -151,6 +151,11 @@ class Supplier(_Frozen):
     gpus_per_wafer: dict[System, Positive]
     nvidia_share_of_system_price: dict[System, Annotated[float, Field(gt=0, le=1)]]
 
+    def delays_months(self, system: str) -> tuple[int, int]:
+        """Months a scenario adds to a system's catalog dates: to its first shipment, and further to its volume
+        ramp (0 for a system the tables leave out)."""
+        return self.delay_months.get(system, 0), self.volume_delay_months.get(system, 0)
+
 
 class KindBase(_Frozen):
     """Behaviour and physics shared by every buyer of a kind."""
