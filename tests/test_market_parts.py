@@ -161,3 +161,19 @@ def test_system_prices_fall_with_age_to_the_floor_and_rentals_rise_with_scarcity
               for backlog, share in ((100, 0.0), (300, 0.0), (0, 0.9), (10_000, 1.0))]
     assert plain < scarce[0] < scarce[1] and plain < scarce[2]
     assert max(scarce) == pytest.approx(plain * (1 + terms.scarcity_premium))  # the premium is bounded
+
+
+def test_the_market_imports_the_core_of_mesa_and_the_rest_on_demand():
+    """Mesa's package imports grids and networks (scipy.spatial, networkx) the market never uses; the market
+    leaves them out of a fresh process, and asking Mesa for anything else still gets the whole package."""
+    import subprocess
+    import sys
+
+    code = ("import sys, model.market\n"
+            "light = not any(m in sys.modules for m in ('scipy.spatial', 'networkx'))\n"
+            "import mesa\n"
+            "from model.market.agents import Buyer\n"
+            "print(light, issubclass(Buyer, mesa.Agent), mesa.__version__.startswith('3.5'), bool(mesa.space),\n"
+            "      'scipy.spatial' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.split() == ["True", "True", "True", "True", "True"]

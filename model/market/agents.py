@@ -13,8 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import mesa
-
 from model.hardware.systems import systems
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
@@ -27,6 +25,7 @@ from model.market.procurement import Procurement, ProcurementTerms
 from model.market.sites import Cluster
 from model.market.training import FrontierRuns
 from model.scenario import schema
+from model.scenario.mesa_core import Agent
 
 NO_CLUSTER = Cluster(None, 0)  # type: ignore[arg-type]
 
@@ -51,7 +50,7 @@ def best_cluster(model, options: Iterable[tuple[str, int]]) -> Cluster:
     return Cluster(*max(biggest.items(), key=rank))
 
 
-class Buyer(mesa.Agent):
+class Buyer(Agent):
     """Anything that buys, powers and runs NVIDIA systems."""
 
     def __init__(self, model, name: str, kind: str, terms: schema.KindBase, plan: BudgetPlan, *,
@@ -318,9 +317,7 @@ class Lab(Buyer):
     """A frontier lab: trains ever larger models on the largest cluster it can reach — its own (xAI-style) or
     one its providers run for it under contract."""
 
-    def __init__(self, model, name: str, spec: schema.Lab, terms: schema.LabKind):
-        plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, spec.systems_share(terms),
-                         terms.capex_multiplier)
+    def __init__(self, model, name: str, spec: schema.Lab, terms: schema.LabKind, plan: BudgetPlan):
         super().__init__(model, name, "lab", terms, plan, add_mw_per_year=spec.power_add_mw_per_year,
                          power_mw_start=spec.power_mw_start,
                          power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
@@ -328,6 +325,12 @@ class Lab(Buyer):
         self._accessible: tuple[tuple, Cluster] = ((), NO_CLUSTER)
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
                                  model.capability.frontier_run_days)
+
+    @classmethod
+    def from_scenario(cls, model, name: str, spec: schema.Lab, terms: schema.LabKind) -> Lab:
+        plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, spec.systems_share(terms),
+                         terms.capex_multiplier)
+        return cls(model, name, spec, terms, plan)
 
     @property
     def contracts(self) -> list[Contract]:

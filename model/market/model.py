@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import mesa
 import numpy as np
 import pandas as pd
 
@@ -25,6 +24,7 @@ from model.market.events import EVENT_COLUMNS, EventLog
 from model.market.pricing import rental_usd_per_gpu_hour
 from model.market.supplier import Supplier
 from model.market.tables import AGENT_ROW_NAME, agent_columns, agent_row, agent_rows_frame, market_reporters
+from model.scenario.mesa_core import DataCollector, Model
 from model.scenario.mesa_scenario import MarketScenario
 from model.scenario.schema import Contract as AnnouncedContract
 from model.scenario.schema import Scenario
@@ -32,7 +32,7 @@ from model.scenario.schema import Scenario
 __all__ = ["EVENT_COLUMNS", "MarketModel"]
 
 
-class MarketModel(mesa.Model):
+class MarketModel(Model):
     """The AI infrastructure market, one step per calendar month, built from a `MarketScenario`."""
 
     def __init__(self, scenario: MarketScenario | None = None, capability: CapabilityTable | None = None):
@@ -61,7 +61,7 @@ class MarketModel(mesa.Model):
         for name, p in spec.other.items():
             RestOfMarket.from_scenario(self, name, p, kinds.other)
         for name, p in spec.lab.items():
-            Lab(self, name, p, kinds.lab)
+            Lab.from_scenario(self, name, p, kinds.lab)
         self.buyers = self.agents.select(agent_type=Buyer)  # in creation order; shuffled each month
         self._by_name = {b.name: b for b in self.buyers}
         deployed = {k for b in self.buyers for k, g in b.start_fleet.items() if g > 0}
@@ -74,7 +74,7 @@ class MarketModel(mesa.Model):
             self.schedule_event(self._sign_announced, at=month + 0.5)
         self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
         self._months_recorded = 0
-        self.datacollector = mesa.DataCollector(model_reporters=market_reporters(self),
+        self.datacollector = DataCollector(model_reporters=market_reporters(self),
                                                 agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
 
     @classmethod

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import mesa
 import numpy as np
 
 from model.hardware.systems import System, systems
 from model.market.calendar import date_of, month_index
 from model.market.pricing import system_price_usd
+from model.scenario.mesa_core import Agent
 from model.scenario.schema import Supplier as SupplierParams
 
 
@@ -49,7 +49,7 @@ def _anchored_series(points: dict[str, float], start: str, n_months: int, growth
     return values[0] + (sourced - values[0]) * growth_multiplier
 
 
-class Supplier(mesa.Agent):
+class Supplier(Agent):
     """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits. Buyers call it
     (`place_order`, and what they see: prices, waits, what ships); it calls back only through `Consignee.receive`."""
 

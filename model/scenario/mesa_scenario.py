@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mesa.experimental.scenarios import Scenario
-
 from model.scenario.loading import load_scenario, override_scenario, scenario_from_tree
+from model.scenario.mesa_core import Scenario
 from model.scenario.schema import Scenario as ScenarioParams
 
 ROOT = Path(__file__).resolve().parents[2]
