@@ -75,7 +75,7 @@ class MarketModel(Model):
         self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
         self._months_recorded = 0
         self.datacollector = DataCollector(model_reporters=market_reporters(self),
-                                                agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
+                                           agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
 
     @classmethod
     def from_params(cls, params: Scenario | dict, seed: int = 0,
