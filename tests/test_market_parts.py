@@ -137,13 +137,16 @@ def test_the_contract_book_answers_for_providers_labs_and_the_market():
     c = contract_from_terms("openai", "oracle", 4, 4, 1, 2e9, "hgx_b200", 3.0)
     for contract in (a, b, c):
         book.add(contract)
-    assert len(book) == 3 and book.of_provider("coreweave") == [a, b] and book.of_lab("openai") == [a, c]
+    assert len(book) == 3 and book.of_provider("coreweave", 5) == [a, b] and book.of_lab("openai", 5) == [a, c]
     assert book.sold_h100e("coreweave", 5) == pytest.approx(a.h100e + b.h100e)
     assert book.sold_h100e("coreweave", 5, excluding="openai") == pytest.approx(b.h100e)
     assert book.backlog_usd("coreweave", 5, signed_by=2) == pytest.approx(a.remaining_value_usd(5))  # not b yet
     assert book.held_h100e_by_provider("openai", 5) == {"oracle": pytest.approx(c.h100e)}  # a starts in month 6
     assert book.active_h100e(5) == pytest.approx(b.h100e + c.h100e)
     assert book.annual_cost_usd("openai", 5) == pytest.approx(a.annual_cost_usd + c.annual_cost_usd)
+    # once over, a contract counts for nothing: b ends in month 15, c in 16
+    assert book.of_provider("coreweave", 15) == [a] and book.sold_h100e("coreweave", 15) == pytest.approx(a.h100e)
+    assert book.active_h100e(16) == pytest.approx(a.h100e) and len(book) == 3
 
 
 def test_system_prices_fall_with_age_to_the_floor_and_rentals_rise_with_scarcity():

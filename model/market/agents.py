@@ -334,7 +334,7 @@ class Lab(Buyer):
 
     @property
     def contracts(self) -> list[Contract]:
-        return self.model.contracts.of_lab(self.name)
+        return self.model.contracts.of_lab(self.name, self.model.month)
 
     def hosted_clusters(self, t: int) -> list[Cluster]:
         """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) lends its

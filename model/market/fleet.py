@@ -36,6 +36,7 @@ class Fleet:
         self._sites: dict[int, Site] = {}  # by seq: the order they opened
         self._open: dict[int, Site] = {}  # sites with free power by open rank (placement looks only here) ...
         self._open_used: dict[int, Site] = {}  # ... those with GPUs
+        self._used_free: list[tuple[float, int, int]] = []  # ... those with GPUs, a heap of (-free MW, rank, seq)
         self._open_hosting: dict[str, dict[int, Site]] = {}  # ... those with GPUs of an architecture, by seq
         self._open_empty: list[tuple[float, int, int]] = []  # ... those without, a heap of (-free MW, rank, seq)
         self._ranks = 0
@@ -82,6 +83,8 @@ class Fleet:
                 self._open_site(newest)
             elif newest.empty:
                 self._index_empty(newest)
+            else:
+                self._index_used(newest)
             mw -= top
         while mw > 1e-9:
             self.new_site(min(mw, max_site_mw))
@@ -139,7 +142,9 @@ class Fleet:
             if site.empty:
                 self._open_used[site.open_rank] = site  # its entry among the empty ones is stale now
             site.add(Batch(k, n, online_month, kw))
-            self._index_hosting(site)
+            if arch not in site.hosting:
+                self._index_hosting(site)
+            self._index_used(site)
             placed_into.append(site)
             self._running_mw[1] += n * kw / 1000.0
             self._site_changed(site)
@@ -169,11 +174,9 @@ class Fleet:
                 return site
         # none of the architecture fits: the most free power, among sites with other GPUs and empty ones
         most = None
-        for rank in sorted(self._open_used):
-            candidate = self._open_used[rank]
-            free = candidate.free_mw()
-            if free >= unit_mw and (most is None or free > most):
-                site, most = candidate, free
+        used = self._most_free_used()
+        if used is not None and used.free_mw() >= unit_mw:
+            site, most = used, used.free_mw()
         empty = self._emptiest()
         if empty is not None and empty.free_mw() >= unit_mw:
             free = empty.free_mw()
@@ -206,6 +209,7 @@ class Fleet:
             self._index_empty(site)
         else:
             self._open_used[site.open_rank] = site
+            self._index_used(site)
         self._index_hosting(site)
 
     def _close_site(self, site: Site) -> None:
@@ -216,6 +220,21 @@ class Fleet:
 
     def _index_empty(self, site: Site) -> None:
         heapq.heappush(self._open_empty, (-site.free_mw(), site.open_rank, site.seq))
+
+    def _index_used(self, site: Site) -> None:
+        if site.open_rank >= 0:
+            heapq.heappush(self._used_free, (-site.free_mw(), site.open_rank, site.seq))
+
+    def _most_free_used(self) -> Site | None:
+        """The open site with GPUs with the most free power (the first opened among equals)."""
+        heap = self._used_free
+        while heap:
+            negative_free, rank, seq = heap[0]
+            site = self._open_used.get(rank)
+            if site is not None and site.seq == seq and site.free_mw() == -negative_free:
+                return site
+            heapq.heappop(heap)
+        return None
 
     def _emptiest(self) -> Site | None:
         """The open site without GPUs with the most free power (the first opened among equals)."""
@@ -249,6 +268,8 @@ class Fleet:
                 if site.empty:
                     del self._open_used[site.open_rank]
                     self._index_empty(site)
+                else:
+                    self._index_used(site)
             elif self.power_unconstrained:  # a closed small site holds only what its GPUs use, and goes when empty
                 self._shrink_to_use(site)
                 if site.empty:
