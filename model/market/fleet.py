@@ -220,10 +220,16 @@ class Fleet:
 
     def _index_empty(self, site: Site) -> None:
         heapq.heappush(self._open_empty, (-site.free_mw(), site.open_rank, site.seq))
+        if len(self._open_empty) > 4 * len(self._open) + 64:  # mostly stale: keep what is current
+            self._open_empty = [(-x.free_mw(), x.open_rank, x.seq) for x in self._open.values() if x.empty]
+            heapq.heapify(self._open_empty)
 
     def _index_used(self, site: Site) -> None:
         if site.open_rank >= 0:
             heapq.heappush(self._used_free, (-site.free_mw(), site.open_rank, site.seq))
+            if len(self._used_free) > 4 * len(self._open_used) + 64:  # mostly stale: keep what is current
+                self._used_free = [(-x.free_mw(), x.open_rank, x.seq) for x in self._open_used.values()]
+                heapq.heapify(self._used_free)
 
     def _most_free_used(self) -> Site | None:
         """The open site with GPUs with the most free power (the first opened among equals)."""
@@ -341,11 +347,20 @@ class Fleet:
         """The largest training cluster paced by each system (pacing systems in the order they first ran); only
         these can be a buyer's best cluster, since days to train fall with GPUs."""
         if self._largest[0] != self.placements:
+            fabric, ratio = self.fabric_max_gpus, self.training_ratio
             for site in self._changed.values():  # index clusters by pace (a site's older entries: stale version)
                 if self._sites.get(site.seq) is site:
-                    for k, g in site.clusters(self.fabric_max_gpus, self.training_ratio):
+                    for k, g in site.clusters(fabric, ratio):
                         heapq.heappush(self._pace_heaps.setdefault(k, []), (-g, site.seq, site.version))
             self._changed.clear()
+            if sum(map(len, self._pace_heaps.values())) > 4 * len(self._sites) + 64:  # mostly stale
+                for heap in self._pace_heaps.values():
+                    heap.clear()
+                for site in self._sites.values():
+                    for k, g in site.clusters(fabric, ratio):
+                        self._pace_heaps.setdefault(k, []).append((-g, site.seq, site.version))
+                for heap in self._pace_heaps.values():
+                    heapq.heapify(heap)
             biggest: dict[str, int] = {}
             for k, heap in self._pace_heaps.items():
                 while heap:
