@@ -4,6 +4,8 @@
     python benchmarks/market_run.py --horizon [END ...]        cost per agent-month to 2030-12 .. 2050-12
     python benchmarks/market_run.py --against OLD_TREE [--repeats N] [--horizon-ends END ...]
                                                                paired: this tree and OLD_TREE measured in one run
+    python benchmarks/market_run.py --instructions [--against OLD_TREE] [--horizon-ends END ...]
+                                                               the same, counted in instructions (valgrind)
 
 Cost per agent-month should stay flat as the market grows (more agents) and as the horizon lengthens (2050 within
 1.5x of 2030). `--against` takes another source tree of the repository (e.g. `git worktree add /tmp/old <commit>`;
@@ -152,6 +154,47 @@ def against_mode(old: Path, repeats: int, ends: list[str]) -> None:
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
+COUNT = """
+import sys
+from model.market import run_params
+from model.scenario import apply_overrides, load_scenario_dict
+base = load_scenario_dict("scenarios/baseline.toml")
+base.pop("sweep", None)
+params = apply_overrides(base, [f"end={sys.argv[1]}"])
+for _ in range(int(sys.argv[2])):
+    rows = len(run_params(params, 0).agents)
+print(rows)
+"""
+
+
+def _instructions(tree: Path, end: str, runs: int) -> tuple[int, int]:
+    """Instructions of a process that runs the baseline `runs` times to `end`, and the agent-months of a run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c",
+                               COUNT, end, str(runs)], cwd=tree, capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONPATH": str(tree)})
+        total = next(int(line.split(":")[1].replace(",", "")) for line in proc.stderr.splitlines()
+                     if "Collected" in line)
+    return total, int(proc.stdout.strip().splitlines()[-1])
+
+
+def instructions_mode(old: Path | None, ends: list[str]) -> None:
+    """Instructions of one warm run (a process with two runs less one with one run), per agent-month."""
+    trees = {"new": ROOT} if old is None else {"old": old.resolve(), "new": ROOT}
+    per: dict[tuple[str, str], float] = {}
+    for name, tree in trees.items():
+        for end in (ends if name == "new" else ends[:1]):
+            one, rows = _instructions(tree, end, 1)
+            two, _ = _instructions(tree, end, 2)
+            per[name, end] = (two - one) / rows
+            print(f"{name} {end}: {(two - one) / 1e9:.2f} G instructions per warm run, {rows} agent-months, "
+                  f"{per[name, end] / 1e6:.2f} M per agent-month", flush=True)
+    if old is not None:
+        print(f"warm run at {ends[0]}: new/old = {per['new', ends[0]] / per['old', ends[0]]:.2f}")
+    print(f"new: per agent-month at {ends[-1]} / at {ends[0]} = {per['new', ends[-1]] / per['new', ends[0]]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("factors", nargs="*", type=int, help="provider multiples (default 1 10 100)")
@@ -160,8 +203,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="fresh-process runs per tree (--against)")
     parser.add_argument("--horizon-ends", nargs="+", default=["2030-12", "2050-12"], metavar="END",
                         help="horizons for --against (default 2030-12 2050-12)")
+    parser.add_argument("--instructions", action="store_true", help="count instructions with valgrind instead")
     args = parser.parse_args()
-    if args.against is not None:
+    if args.instructions:
+        instructions_mode(args.against, args.horizon_ends)
+    elif args.against is not None:
         against_mode(args.against, args.repeats, args.horizon_ends)
     elif args.horizon is not None:
         horizon_mode(args.horizon)

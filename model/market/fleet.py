@@ -18,6 +18,7 @@ import heapq
 from collections.abc import Callable
 
 from model.hardware.systems import systems
+from model.market.open_sites import OpenSites
 from model.market.sites import Batch, Cluster, Site
 
 
@@ -34,12 +35,7 @@ class Fleet:
         self.training_ratio = training_ratio
         self.lifetime_months = lifetime_months
         self._sites: dict[int, Site] = {}  # by seq: the order they opened
-        self._open: dict[int, Site] = {}  # sites with free power by open rank (placement looks only here) ...
-        self._open_used: dict[int, Site] = {}  # ... those with GPUs
-        self._used_free: list[tuple[float, int, int]] = []  # ... those with GPUs, a heap of (-free MW, rank, seq)
-        self._open_hosting: dict[str, dict[int, Site]] = {}  # ... those with GPUs of an architecture, by seq
-        self._open_empty: list[tuple[float, int, int]] = []  # ... those without, a heap of (-free MW, rank, seq)
-        self._ranks = 0
+        self.open = OpenSites()  # sites with free power: placement looks only here
         self.retired = dict.fromkeys(system_keys, 0)  # GPUs
         self.online = dict.fromkeys(system_keys, 0)  # GPUs online, by system
         self.placements = 0  # changes whenever GPUs go online or retire (keys caches)
@@ -67,7 +63,7 @@ class Fleet:
         site = Site(f"{self.owner}-{self._opened}", mw, seq=self._opened)
         self._sites[site.seq] = site
         self._running_mw[0] += mw
-        self._open_site(site)
+        self.open.open(site)
         self._power_version += 1
 
     def add_power(self, mw: float, max_site_mw: float) -> None:
@@ -80,11 +76,9 @@ class Fleet:
             self._running_mw[0] += top
             self._power_version += 1
             if newest.open_rank < 0:
-                self._open_site(newest)
-            elif newest.empty:
-                self._index_empty(newest)
+                self.open.open(newest)
             else:
-                self._index_used(newest)
+                self.open.changed(newest)
             mw -= top
         while mw > 1e-9:
             self.new_site(min(mw, max_site_mw))
@@ -126,7 +120,7 @@ class Fleet:
         retire_month = max(0, online_month + self.lifetime_months + 1)  # the first month t with online < t - life
         placed_into: list[Site] = []
         while gpus > 0:
-            site = self._site_for(arch, unit_mw, fabric)
+            site = self.open.site_for(arch, unit_mw, fabric)
             if site is None:
                 if not self.power_unconstrained:
                     break
@@ -139,12 +133,8 @@ class Fleet:
                 self._open_next_site(site_mw)  # power not modelled: the next small site
                 continue
             n = min(int(site.free_mw() // unit_mw) * s.gpus_per_system, gpus)
-            if site.empty:
-                self._open_used[site.open_rank] = site  # its entry among the empty ones is stale now
             site.add(Batch(k, n, online_month, kw))
-            if arch not in site.hosting:
-                self._index_hosting(site)
-            self._index_used(site)
+            self.open.changed(site, arch)
             placed_into.append(site)
             self._running_mw[1] += n * kw / 1000.0
             self._site_changed(site)
@@ -155,103 +145,15 @@ class Fleet:
             gpus -= n
         for site in placed_into:  # only these can have run out of power
             if site.open_rank >= 0 and site.free_mw() < self.smallest_unit_mw:
-                self._close_site(site)
+                self.open.close(site)
         return gpus
 
-    def _site_for(self, arch: str, unit_mw: float, fabric: int) -> Site | None:
-        """The first (in the order sites joined) of the open sites a unit fits in that hold most GPUs of its
-        architecture (up to the fabric), then have most free power; None if it fits nowhere."""
-        site, best = None, None
-        hosts = self._open_hosting.get(arch)
-        if hosts:
-            for candidate in sorted(hosts.values(), key=lambda x: x.open_rank):
-                free = candidate.free_mw()
-                if free >= unit_mw:
-                    key = (min(candidate.gpus_by_architecture[arch], fabric), free)
-                    if best is None or key > best:
-                        site, best = candidate, key
-            if site is not None:
-                return site
-        # none of the architecture fits: the most free power, among sites with other GPUs and empty ones
-        most = None
-        used = self._most_free_used()
-        if used is not None and used.free_mw() >= unit_mw:
-            site, most = used, used.free_mw()
-        empty = self._emptiest()
-        if empty is not None and empty.free_mw() >= unit_mw:
-            free = empty.free_mw()
-            if most is None or free > most or (free == most and empty.open_rank < site.open_rank):
-                site = empty
-        return site
-
     def has_open_sites(self) -> bool:
-        return bool(self._open)
+        return bool(self.open)
 
     def open_sites(self) -> list[Site]:
         """Sites with free power, in the order they joined them."""
-        return list(self._open.values())
-
-    def _index_hosting(self, site: Site) -> None:
-        """Keep an open site with GPUs listed under each architecture it holds."""
-        archs = {a for a, g in site.gpus_by_architecture.items() if g > 0} if site.open_rank >= 0 else set()
-        for arch in site.hosting - archs:
-            del self._open_hosting[arch][site.seq]
-        for arch in archs - site.hosting:
-            self._open_hosting.setdefault(arch, {})[site.seq] = site
-        site.hosting = archs
-
-    def _open_site(self, site: Site) -> None:
-        """The site joins the sites with free power, after those already there."""
-        self._ranks += 1
-        site.open_rank = self._ranks
-        self._open[site.open_rank] = site
-        if site.empty:
-            self._index_empty(site)
-        else:
-            self._open_used[site.open_rank] = site
-            self._index_used(site)
-        self._index_hosting(site)
-
-    def _close_site(self, site: Site) -> None:
-        del self._open[site.open_rank]
-        self._open_used.pop(site.open_rank, None)
-        site.open_rank = -1
-        self._index_hosting(site)
-
-    def _index_empty(self, site: Site) -> None:
-        heapq.heappush(self._open_empty, (-site.free_mw(), site.open_rank, site.seq))
-        if len(self._open_empty) > 4 * len(self._open) + 64:  # mostly stale: keep what is current
-            self._open_empty = [(-x.free_mw(), x.open_rank, x.seq) for x in self._open.values() if x.empty]
-            heapq.heapify(self._open_empty)
-
-    def _index_used(self, site: Site) -> None:
-        if site.open_rank >= 0:
-            heapq.heappush(self._used_free, (-site.free_mw(), site.open_rank, site.seq))
-            if len(self._used_free) > 4 * len(self._open_used) + 64:  # mostly stale: keep what is current
-                self._used_free = [(-x.free_mw(), x.open_rank, x.seq) for x in self._open_used.values()]
-                heapq.heapify(self._used_free)
-
-    def _most_free_used(self) -> Site | None:
-        """The open site with GPUs with the most free power (the first opened among equals)."""
-        heap = self._used_free
-        while heap:
-            negative_free, rank, seq = heap[0]
-            site = self._open_used.get(rank)
-            if site is not None and site.seq == seq and site.free_mw() == -negative_free:
-                return site
-            heapq.heappop(heap)
-        return None
-
-    def _emptiest(self) -> Site | None:
-        """The open site without GPUs with the most free power (the first opened among equals)."""
-        heap = self._open_empty
-        while heap:
-            negative_free, rank, seq = heap[0]
-            site = self._sites.get(seq)
-            if site is not None and site.open_rank == rank and site.empty and site.free_mw() == -negative_free:
-                return site
-            heapq.heappop(heap)
-        return None
+        return self.open.sites()
 
     def retire(self, t: int) -> None:
         """GPUs that came online more than the GPUs' lifetime before month t go offline, freeing their power."""
@@ -270,24 +172,17 @@ class Fleet:
                 continue
             self._site_changed(site)
             if site.open_rank >= 0:  # already open: its free power grew
-                self._index_hosting(site)
-                if site.empty:
-                    del self._open_used[site.open_rank]
-                    self._index_empty(site)
-                else:
-                    self._index_used(site)
+                self.open.changed(site)
             elif self.power_unconstrained:  # a closed small site holds only what its GPUs use, and goes when empty
                 self._shrink_to_use(site)
                 if site.empty:
                     del self._sites[site.seq]
             else:
-                self._open_site(site)
+                self.open.open(site)
 
     def _full_sites(self, batch: Batch, copies: int, retire_month: int) -> None:
         """Power not modelled: `copies` sites, each holding `batch` and the power it uses, closed at once."""
-        for site in list(self._open.values()):
-            self._shrink_to_use(site)
-            self._close_site(site)
+        self._close_open_sites()
         self._opened += 1
         site = Site(f"{self.owner}-{self._opened}", 0.0, seq=self._opened, copies=copies)
         site.add(batch)
@@ -304,10 +199,14 @@ class Fleet:
 
     def _open_next_site(self, mw: float) -> None:
         """Power not modelled: the sites being filled close with the power their GPUs use, and a new one opens."""
-        for site in list(self._open.values()):
-            self._shrink_to_use(site)
-            self._close_site(site)
+        self._close_open_sites()
         self.new_site(mw)
+
+    def _close_open_sites(self) -> None:
+        """Power not modelled: sites being filled close, holding the power their GPUs use."""
+        for site in self.open.sites():
+            self._shrink_to_use(site)
+            self.open.close(site)
 
     # -- what it holds ------------------------------------------------------------------------------------------
     def gpus_online(self) -> dict[str, int]:
