@@ -154,8 +154,14 @@ def test_good_overrides_keep_types_and_do_not_modify_the_input():
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.name)
-def test_every_shipped_scenario_is_valid(path):
-    assert load_scenario_dict(path)["start"] == "2024-01"
+def test_every_shipped_scenario_is_valid_and_changes_the_baseline_somewhere(path):
+    from model.scenario import load_scenario
+
+    scenario = load_scenario(path)
+    assert scenario.start == "2024-01" and all(getattr(scenario, kind) for kind in ("hyperscaler", "neocloud", "lab"))
+    assert validate(scenario.tree, "parameters") == scenario  # the recorded tree gives the same scenario back
+    if path.name != "baseline.toml":  # a story that changes nothing is not a scenario
+        assert scenario.tree != load_scenario_dict(SCENARIOS / "baseline.toml")
 
 
 def test_cli_exits_2_with_one_line_and_writes_nothing(folder):
