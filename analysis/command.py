@@ -21,12 +21,26 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
 def register_report(sub) -> None:
     """Add the `report` subcommand to the `airace` command line's subparsers."""
-    rep = sub.add_parser("report", help="figures (PNG, SVG, CSV) and report.md from result and sweep folders",
-                         description="Draw capacity, generations, race timeline, frontier-run days, market, "
-                         "comparison (two or more inputs) and sensitivity (sweeps with sampled parameters) figures, "
-                         "each as PNG + SVG with the CSV behind it, and write report.md with a summary table.",
+    rep = sub.add_parser("report", help="figures (PNG, SVG, CSV), report.md and report.html from result and sweep "
+                         "folders",
+                         description="Draw the figures analysts ask for (shares of compute, capacity beside Epoch "
+                         "AI's estimates, generation mix, race timeline, largest clusters and training runs beside the "
+                         "public record, labs' reachable compute, frontier-run days, power, capex, NVIDIA revenue by "
+                         "fiscal quarter, backlog, rental prices; scenario-minus-baseline for two or more inputs; fan "
+                         "charts and SALib sensitivity for sweeps), each as PNG + SVG with the CSV behind it, and "
+                         "write report.md and a self-contained report.html.",
                          epilog="Examples:\n  airace report results/baseline --out results/baseline/figures\n"
                          "  airace report results/baseline results/slow_vr --out results/compare\n"
                          "  airace report results/sweep --out results/sweep/figures --log",
@@ -37,6 +51,8 @@ def register_report(sub) -> None:
     rep.add_argument("--log", action="store_true", help="log-scale H100e axis in the capacity figure")
     rep.add_argument("--revenue-year", type=int, metavar="YYYY",
                      help="calendar year of the sensitivity's revenue outcome (default 2027 if fully simulated)")
+    rep.add_argument("--jobs", type=_positive, metavar="N",
+                     help="processes drawing figures (default: every core this process may use; 1: no workers)")
     rep.set_defaults(func=_cmd_report)
 
 

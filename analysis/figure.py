@@ -1,13 +1,14 @@
 """Shared look and atomic output of every figure: Agg backend, seaborn theme, date axes, PNG + SVG + CSV.
 
 Figures keep a fixed width and a layout engine instead of `bbox_inches="tight"`, so a PNG's pixel size is exactly
-its figure size times DPI and can be checked.
+its figure size times DPI and can be checked. Every figure states its definitions in a note at its foot
+(`definitions`); names come from `analysis.names` (scenario titles, catalog names, readable parameters).
 """
 
 from __future__ import annotations
 
-import math
-import re
+import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,23 +22,21 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from analysis.names import KIND_NAMES, agent_name, system_name  # noqa: E402
 from model.errors import InputError  # noqa: E402
 from model.palette import AGENT_COLORS, SYSTEM_COLORS, agent_color, system_color  # noqa: E402
 from model.results import write_csv, write_file_atomically  # noqa: E402
 
 DPI = 200
 WIDTH_IN = 12.0
-SYSTEM_NAMES = {
-    "hgx_h100": "HGX H100", "hgx_h200": "HGX H200", "hgx_b200": "HGX B200", "hgx_b300": "HGX B300",
-    "gb200_nvl72": "GB200 NVL72", "gb300_nvl72": "GB300 NVL72", "vr_nvl72": "Vera Rubin NVL72",
-    "rubin_cpx": "Rubin CPX", "rubin_ultra_nvl144": "Rubin Ultra NVL144", "feynman": "Feynman",
-}
-KIND_TITLES = {"hyperscaler": "Hyperscalers", "neocloud": "Neoclouds", "lab": "AI labs", "other": "Rest of market"}
-# Scenario colours for overlays: well-separated hues taken from the shared palette.
-_LABEL_COLORS = (AGENT_COLORS["microsoft"], AGENT_COLORS["openai"], AGENT_COLORS["coreweave"],
-                 AGENT_COLORS["oracle"], SYSTEM_COLORS["vr_nvl72"], AGENT_COLORS["rest_of_market"],
-                 AGENT_COLORS["xai"], AGENT_COLORS["meta_ai"])
-POSITIVE_COLOR, NEGATIVE_COLOR = AGENT_COLORS["aws"], AGENT_COLORS["anthropic"]
+PNG_COMPRESSION = 1  # zlib level: encoding at the default 6 costs a fifth of a figure's time for ~25% smaller files
+KIND_TITLES = KIND_NAMES
+H100E = "1 H100e = 989 dense BF16 TFLOP/s (an NVIDIA H100 SXM)"
+# Scenario colours for overlays: well-separated hues, none an agent's or a system's colour.
+_LABEL_COLORS = ("#1b1b1b", "#e66101", "#5e3c99", "#1a9850", "#d01c8b", "#0571b0", "#8c510a", "#b2182b")
+RECORD_COLOR = "#222222"
+POSITIVE_COLOR, NEGATIVE_COLOR, MUTED_COLOR = "#2166ac", "#b2182b", "#bdbdbd"
+MAX_ROWS = 4  # inputs drawn one row each; beyond this the comparison figure holds them
 
 
 class NotApplicable(InputError):
@@ -46,7 +45,7 @@ class NotApplicable(InputError):
 
 @dataclass(frozen=True)
 class FigureFile:
-    """What one figure module wrote."""
+    """What one figure module wrote, and what the figure shows (for the reports)."""
 
     name: str
     title: str
@@ -55,13 +54,14 @@ class FigureFile:
     csvs: tuple[Path, ...]
     width_px: int
     height_px: int
+    notes: str = ""
 
 
 def setup() -> None:
     sns.set_theme(style="whitegrid", context="notebook", font_scale=0.9,
                   rc={"axes.titleweight": "bold", "figure.titleweight": "bold", "legend.frameon": True,
-                      "legend.framealpha": 0.85, "legend.edgecolor": "none",
-                      "svg.fonttype": "none", "figure.dpi": 100})
+                      "legend.framealpha": 0.85, "legend.edgecolor": "none", "axes.titlesize": 10,
+                      "svg.fonttype": "none", "figure.dpi": 100, "path.simplify": True})
 
 
 def new_figure(height_in: float, **kwargs) -> plt.Figure:
@@ -70,15 +70,17 @@ def new_figure(height_in: float, **kwargs) -> plt.Figure:
 
 
 def sys_name(key: str) -> str:
-    return SYSTEM_NAMES.get(key, key)
+    return system_name(key)
 
 
 def slug(text: str) -> str:
     """A label as a file-name part."""
+    import re
+
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
 
 
-def label_colors(labels: list[str]) -> dict[str, str]:
+def label_colors(labels: Sequence[str]) -> dict[str, str]:
     return {lab: _LABEL_COLORS[i % len(_LABEL_COLORS)] for i, lab in enumerate(labels)}
 
 
@@ -90,15 +92,17 @@ def system_palette(systems) -> dict[str, str]:
     return {s: system_color(s) for s in systems}
 
 
-def date_axis(ax) -> None:
-    """Readable, fixed date ticks for the current x range: years for long runs, quarters or months for short ones.
+def date_axis(ax, lo: pd.Timestamp | None = None, hi: pd.Timestamp | None = None, narrow: bool = False) -> None:
+    """Readable, fixed date ticks for the x range (or `lo`..`hi`): years for long runs or narrow panels, quarters or
+    months for short runs.
 
     Fixed ticks (computed once) instead of matplotlib's AutoDateLocator, which layout passes call again and again.
     """
-    lo, hi = (pd.Timestamp(mdates.num2date(v)).tz_localize(None) for v in ax.get_xlim())
+    if lo is None or hi is None:
+        lo, hi = (pd.Timestamp(mdates.num2date(v)).tz_localize(None) for v in ax.get_xlim())
     months = (hi.year - lo.year) * 12 + hi.month - lo.month
-    if months >= 48:
-        step = 1 if months <= 12 * 12 else 2
+    if months >= 48 or (narrow and months >= 18):
+        step = 1 if months <= (12 * 12 if not narrow else 12 * 5) else 2
         ticks = [pd.Timestamp(year=y, month=1, day=1) for y in range(lo.year, hi.year + 2) if (y - lo.year) % step == 0]
         fmt = "%Y"
     else:
@@ -109,7 +113,7 @@ def date_axis(ax) -> None:
     ticks = [t for t in ticks if lo <= t <= hi]
     ax.set_xticks([mdates.date2num(t) for t in ticks], [t.strftime(fmt) for t in ticks])
     ax.set_xlim(mdates.date2num(lo), mdates.date2num(hi))
-    ax.set_xlabel("date (month)")
+    ax.set_xlabel("")
 
 
 def millions(ax, axis: str = "y") -> None:
@@ -117,74 +121,130 @@ def millions(ax, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
 
 
+def scaled(ax, scale: float, axis: str = "y") -> None:
+    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / scale:g}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def percent(ax, axis: str = "y") -> None:
+    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.0%}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
 def plain_ticks(ax) -> None:
-    """Log axes labelled 20, 30, 100 rather than 2x10^1."""
-    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
-        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "235" else ""))
+    """Log axes labelled 2, 5, 10, 20 rather than 2x10^0 (major ticks at 1, 2 and 5 of each decade, no minor)."""
+    ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=10))
+    ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+
+
+def compact(v: float) -> str:
+    """1500 -> "1.5k", 2000000 -> "2M"."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:g}{suffix}"
+    return f"{v:g}"
+
+
+def count_ticks(ax, axis: str = "y") -> None:
+    """Counts labelled 10k, 500k, 1M on linear or log axes (minor log ticks at 2, 3, 5)."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: compact(v)))
+    if target.get_scale() == "log":
+        target.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+        target.set_minor_locator(matplotlib.ticker.NullLocator())
 
 
 def note(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.4", fontsize=9, wrap=True)
+    ax.text(0.5, 0.5, textwrap.fill(text, 60), transform=ax.transAxes, ha="center", va="center", color="0.35",
+            fontsize=8.5)
 
 
-def kind_panels(fig, data: pd.DataFrame, value: str, kinds: list[str], ylabel: str, log: bool,
-                     empty_note: str, descending: bool = True,
-                hidden_text: str = "not shown (none of their own)", legend_loc: str = "upper left") -> None:
-    """2-column grid of panels, one per kind: a line per agent (legend by end value) and its 5-95% band."""
-    ncols = 2 if len(kinds) > 1 else 1
-    nrows = math.ceil(len(kinds) / ncols)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, squeeze=False)).ravel()
-    for ax in axes[len(kinds):]:
+def definitions(fig, text: str, width: int = 205) -> str:
+    """The figure's definitions (what each quantity is, thresholds, sources) in a small note at its foot; the layout
+    engine keeps room for it. Returns the text (the reports repeat it)."""
+    wrapped = "\n".join(textwrap.fill(p, width) for p in text.split("\n") if p.strip())
+    fig.supxlabel(wrapped, x=0.005, ha="left", fontsize=7.5, color="0.25", fontweight="normal")
+    return text
+
+
+def title(fig, text: str, subtitle: str = "") -> None:
+    fig.suptitle(text + (f"\n{subtitle}" if subtitle else ""), fontsize=12 if not subtitle else 11, x=0.005,
+                 ha="left")
+
+
+def band(ax, x, lo, hi, color: str, alpha: float = 0.18, **kwargs) -> None:
+    ax.fill_between(x, lo, hi, color=color, alpha=alpha, linewidth=0, **kwargs)
+
+
+def legend_below(ax, handles, ncols: int, fontsize: float = 7.5, title: str | None = None) -> None:
+    """A legend under an axes (the layout engine makes room; the figure's foot keeps the definitions)."""
+    if handles:
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncols=max(1, ncols),
+                  fontsize=fontsize, title=title, title_fontsize=fontsize, frameon=False, borderaxespad=0)
+
+
+def legend_outside(sub, handles, ncols: int, fontsize: float = 7.5, title: str | None = None) -> None:
+    """A legend under a subfigure's panels (the figure's foot keeps the definitions)."""
+    if handles:
+        sub.legend(handles=handles, loc="outside lower center", ncols=max(1, ncols), fontsize=fontsize, title=title,
+                   title_fontsize=fontsize, frameon=False)
+
+
+def record_window(lo: pd.Timestamp, hi: pd.Timestamp, last_record: pd.Timestamp | None) -> tuple:
+    """The x range of a panel set beside the public record: the run's start to a year after the last record date
+    (not beyond the run's end), so the years with facts are not squeezed by the projection."""
+    if last_record is None or pd.isna(last_record):
+        return lo, hi
+    return lo, min(hi, max(lo + pd.DateOffset(months=24), last_record + pd.DateOffset(months=12)))
+
+
+def grid_axes(fig, n: int, ncols: int, sharex: bool = True, sharey: bool = False) -> list:
+    """n axes in a grid of `ncols` columns (the spare cells hidden)."""
+    nrows = max(1, -(-n // ncols))
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=False)).ravel()
+    for ax in axes[n:]:
         ax.set_visible(False)
-    for ax, kind in zip(axes, kinds, strict=False):
-        d = data[data["kind"] == kind]
-        shown = d.groupby("agent", sort=False)[value].apply(lambda s: bool((s.fillna(0) > 0).any()))
-        agents = list(shown[shown].index)
-        hidden = list(shown[~shown].index)
-        end = d[d["agent"].isin(agents)].sort_values("date").groupby("agent")[value].last()
-        agents.sort(key=lambda a: (-1 if descending else 1) * np.nan_to_num(end.get(a, 0.0)))
-        d = d[d["agent"].isin(agents)]
-        if log:
-            d = d.assign(**{c: d[c].where(d[c] > 0) for c in (value, f"{value}_p05", f"{value}_p95")})
-        if agents:
-            sns.lineplot(data=d, x="date", y=value, hue="agent", hue_order=agents, palette=agent_palette(agents),
-                         ax=ax, linewidth=1.6, errorbar=None)
-            for agent in agents:
-                a = d[d["agent"] == agent]
-                if (a["runs"] > 1).any():
-                    ax.fill_between(a["date"], a[f"{value}_p05"], a[f"{value}_p95"], color=agent_color(agent),
-                                    alpha=0.18, linewidth=0)
-            ax.legend(title=None, loc=legend_loc, fontsize=8, ncols=1 if len(agents) <= 6 else 2)
-        else:
-            note(ax, empty_note)
-        if hidden:
-            ax.text(0.99, 0.02, f"{hidden_text}: " + ", ".join(hidden), transform=ax.transAxes,
-                    ha="right", va="bottom", fontsize=7, color="0.4")
-        if log:
-            ax.set_yscale("log")
-            plain_ticks(ax)
-        if not agents:
-            ax.set_yticks([], minor=False)
-            ax.set_yticks([], minor=True)
-        ax.set_title(KIND_TITLES.get(kind, kind))
-        ax.set_ylabel(ylabel)
-        date_axis(ax)
-        ax.tick_params(labelbottom=True)
+    for ax in axes[:n]:  # small panels read well with a few round ticks (and draw faster)
+        ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=4))
+    return list(axes[:n])
+
+
+def kind_of(rs_agents: pd.DataFrame) -> dict[str, str]:
+    """{agent: kind} (the first label that names it)."""
+    first = rs_agents.drop_duplicates("agent")
+    return dict(zip(first["agent"], first["kind"], strict=True))
+
+
+def order_agents(agents: Sequence[str], kinds: dict[str, str], values: dict[str, float] | None = None) -> list[str]:
+    """Agents grouped by kind (hyperscalers, neoclouds, labs, rest of market), then by `values` (descending),
+    then in the palette's order."""
+    from analysis.summaries import KIND_ORDER
+
+    rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    palette = list(AGENT_COLORS)
+    return sorted(agents, key=lambda a: (rank.get(kinds.get(a, ""), len(rank)),
+                                         -(values or {}).get(a, 0.0),
+                                         palette.index(a) if a in palette else len(palette), a))
+
+
+def agent_label(key: str) -> str:
+    return agent_name(key)
 
 
 def write_text(path: Path, text: str) -> Path:
-    return write_file_atomically(path, lambda p: p.write_text(text))
+    return write_file_atomically(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame]) -> FigureFile:
+def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame],
+         notes: str = "") -> FigureFile:
     """Write NAME.png (DPI), NAME.svg and the tables behind it (NAME.csv, or NAME_<key>.csv for several), atomically."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     try:
-        write_file_atomically(png, lambda p: fig.savefig(p, format="png", dpi=DPI))
+        write_file_atomically(png, lambda p: fig.savefig(p, format="png", dpi=DPI,
+                                                         pil_kwargs={"compress_level": PNG_COMPRESSION}))
         fig.set_layout_engine("none")  # keep the layout just computed: the SVG matches the PNG and saves faster
         write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
         width_in, height_in = fig.get_size_inches()
@@ -192,4 +252,8 @@ def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str
         plt.close(fig)
     csvs = tuple(write_csv(out_dir / (f"{name}.csv" if key == "" else f"{name}_{key}.csv"), df)
                  for key, df in tables.items())
-    return FigureFile(name, title, png, svg, csvs, round(width_in * DPI), round(height_in * DPI))
+    return FigureFile(name, title, png, svg, csvs, round(width_in * DPI), round(height_in * DPI), notes)
+
+
+__all__ = ["AGENT_COLORS", "DPI", "H100E", "SYSTEM_COLORS", "WIDTH_IN", "FigureFile", "NotApplicable", "agent_color",
+           "system_color"]

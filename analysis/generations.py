@@ -1,75 +1,80 @@
-"""Generations: installed GPUs by system over time, stacked, one panel per agent kind (medians for sweeps)."""
+"""Generations: the mix of compute online by system, weighted by H100e (so Rubin and Feynman count for what they do).
+
+One row per input: H100e online by system, stacked to the total, and each system's share of all H100e (100%).
+A sweep stacks the mean across runs.
+"""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Patch
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.summaries import kinds_in, systems_in
+from analysis.names import describe_runs, input_titles
+from analysis.summaries import systems_in
 from model.results import ResultSet
-from model.results.outcomes import band
+from model.results import outcomes as O
 
 NAME = "generations"
-TITLE = "Installed GPUs by system and agent kind"
-PREFIX = "gpus_online_"
+TITLE = "Generation mix: compute online by system, weighted by H100e"
 
 
 def table(rs: ResultSet) -> pd.DataFrame:
-    """label, date, kind, system, runs, gpus (median over runs of the kind's total), gpus_p05, gpus_p95."""
-    systems = systems_in(rs.agents.columns, PREFIX)
-    cols = [PREFIX + s for s in systems]
-    per_kind = rs.agents.groupby(["label", "run", "date", "kind"], sort=False)[cols].sum().reset_index()
-    long = per_kind.melt(id_vars=["label", "run", "date", "kind"], value_vars=cols, var_name="system",
-                         value_name="gpus")
-    long["system"] = long["system"].str.removeprefix(PREFIX)
-    return band(long, ["date", "kind", "system"], "gpus")
+    """label, date, system, vendor, runs, gpus (median), h100e (median), h100e_p05, h100e_p95, h100e_mean,
+    share (mean share of all H100e across runs)."""
+    mix = O.generation_mix(rs.agents)
+    out = O.band(mix, ["date", "system", "vendor"], "h100e")
+    keys = ["label", "date", "system"]
+    idx = pd.MultiIndex.from_frame(out[keys])
+    g = mix.groupby(keys, sort=False)
+    out.insert(5, "gpus", g["gpus"].median().reindex(idx).to_numpy())
+    out["h100e_mean"] = g["h100e"].mean().reindex(idx).to_numpy()
+    out["share"] = g["share"].apply(lambda s: s.fillna(0.0).mean()).reindex(idx).to_numpy()
+    return out
 
 
 def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.FigureFile]:
     data = table(rs)
-    kinds = kinds_in(rs.agents)
-    systems = systems_in(rs.agents.columns, PREFIX)
-    used = [s for s in systems if (data.loc[data["system"] == s, "gpus"] > 0).any()]
-    ncols = 2 if len(kinds) > 1 else 1
-    nrows = math.ceil(len(kinds) / ncols)
-    fig = F.new_figure(nrows * 3.3 * len(rs.sources) + 0.7 * len(rs.sources) + 0.4)
-    subfigs = np.atleast_1d(fig.subfigures(len(rs.sources), 1, squeeze=False)).ravel()
-    handles = None
-    for sub, src in zip(subfigs, rs.sources, strict=True):
+    titles = input_titles(rs)
+    systems = systems_in(data["system"].unique())
+    used = [s for s in systems if (data.loc[data["system"] == s, "h100e"] > 0).any()]
+    sources = rs.sources[:F.MAX_ROWS]
+    fig = F.new_figure(3.0 * len(sources) + 1.6)
+    rows = np.atleast_1d(fig.subfigures(len(sources), 1, squeeze=False)).ravel()
+    colors = [F.system_color(s) for s in used]
+    for sub, src in zip(rows, sources, strict=False):
         d = data[data["label"] == src.label]
-        axes = np.atleast_1d(sub.subplots(nrows, ncols, sharex=True, squeeze=False)).ravel()
-        for ax in axes[len(kinds):]:
-            ax.set_visible(False)
-        for ax, kind in zip(axes, kinds, strict=False):
-            k = d[d["kind"] == kind].pivot(index="date", columns="system", values="gpus").reindex(columns=used)
-            if k.fillna(0).to_numpy().sum() > 0:
-                polys = ax.stackplot(k.index, *(k[s].fillna(0).to_numpy() for s in used),
-                                     labels=[F.sys_name(s) for s in used], colors=[F.system_color(s) for s in used],
-                                     linewidth=0.3, edgecolor="white")
-                handles = handles or polys
-                F.millions(ax)
-                ax.set_ylabel("GPUs online (millions)")
-            else:
-                F.note(ax, "no GPUs of their own")
-                ax.set_yticks([])
-            ax.set_title(F.KIND_TITLES.get(kind, kind))
+        absolute = d.pivot(index="date", columns="system", values="h100e_mean").reindex(columns=used).fillna(0.0)
+        share = d.pivot(index="date", columns="system", values="share").reindex(columns=used).fillna(0.0)
+        left, right = sub.subplots(1, 2, sharex=True)
+        left.stackplot(absolute.index, *(absolute[s].to_numpy() for s in used), colors=colors, linewidth=0.2,
+                       edgecolor="white")
+        F.millions(left)
+        left.set_ylabel("H100e online (millions)")
+        left.set_title("H100e by system", fontsize=9)
+        right.stackplot(share.index, *(share[s].to_numpy() for s in used), colors=colors, linewidth=0.2,
+                        edgecolor="white")
+        right.set_ylim(0, 1)
+        F.percent(right)
+        right.set_title("share of all H100e by system", fontsize=9)
+        for ax in (left, right):
             ax.margins(x=0)
-            F.date_axis(ax)
-            ax.tick_params(labelbottom=True)
-        what = (f"median across {src.n_runs} runs of each system's total (stacked)" if src.n_runs > 1
-                else "one run")
-        sub.suptitle(f"{src.label}: {what}", fontsize=10, fontweight="normal", x=0.01, ha="left")
-    if handles:
-        fig.legend(handles, [F.sys_name(s) for s in used], loc="outside lower center", ncols=min(len(used), 5),
-                   title="system (GPUs, not racks)")
-    fig.suptitle(TITLE)
-    return [F.save(fig, out, NAME, TITLE, {"": data})]
+            F.date_axis(ax, absolute.index.min(), absolute.index.max())
+        what = describe_runs(src).replace("median and 5-95% range", "mean")
+        sub.suptitle(f"{titles[src.label]}: {what}", fontsize=10, fontweight="normal", x=0.01, ha="left")
+    F.legend_outside(rows[len(sources) - 1], [Patch(color=c, label=F.sys_name(s)) for s, c in
+                                              zip(used, colors, strict=True)], ncols=min(len(used), 8))
+    F.title(fig, TITLE)
+    notes = F.definitions(fig, (
+        f"GPUs online of each system (the agents table's gpus_online_<system>) times the catalog's H100e per GPU "
+        f"({F.H100E}); all owners, the rest of the market included. Systems in the catalog's order, oldest at the "
+        "bottom; a counted GPU is a package (a B200 is one GPU of two dies)."))
+    return [F.save(fig, out, NAME, TITLE, {"": data}, notes)]
 
 
 def main(argv=None) -> int:

@@ -24,8 +24,10 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-from analysis import market, sensitivity, timeline
+from analysis import clusters, record, sensitivity, shares, timeline
+from analysis import revenue as revenue_figure
 from analysis.figure import sys_name
+from analysis.names import agent_name
 from analysis.summaries import systems_in
 from model.errors import InputError
 from model.results import ResultSet, Source, read_folder, read_folders, write_file_atomically
@@ -35,7 +37,9 @@ BASELINE = "baseline"
 UNCERTAINTY = "uncertainty"
 SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained", "neocloud_surge", "openai_stargate")
 SCENARIO_YEARS = (2025, 2026, 2027)  # revenue columns of the scenario table; the last one's December for stocks
-FIGURES = {"timeline": "figure_timeline.png", "market": "figure_market.png", "sensitivity": "figure_sensitivity.png"}
+FIGURES = {"shares": "figure_shares.png", "clusters": "figure_clusters.png", "timeline": "figure_timeline.png",
+           "revenue": "figure_revenue.png", "sensitivity": "figure_sensitivity.png"}
+BASELINE_FIGURES = (shares, clusters, timeline, revenue_figure)  # drawn from the baseline's seeds
 README_FIGURE_WIDTH_PX = 1200  # half the report's 200-dpi width: sharp on screen, small in the repository
 
 
@@ -44,7 +48,7 @@ def reported_fiscal_revenue_usd() -> dict[str, float]:
     """NVIDIA's reported data-center revenue per fiscal year ("FY2025": USD): the sum of the sourced quarters, for
     the fiscal years whose four quarters are all reported (the data file's test checks the sums against the reported
     years)."""
-    df = pd.read_csv(market.REPORTED_CSV, comment="#")
+    df = record.read("revenue")
     years = df.groupby("fiscal_year")["dc_revenue_usd_bn"].agg(["sum", "count"])
     return {f"FY{int(y)}": float(row["sum"]) * 1e9 for y, row in years.iterrows() if row["count"] == 4}
 
@@ -69,7 +73,8 @@ def _first_cell(row: pd.Series | None) -> str:
     date = f"{row['date']:%Y-%m}"
     if row["date_p05"] != row["date_p95"]:
         date += f" [{row['date_p05']:%Y-%m}, {row['date_p95']:%Y-%m}]"
-    text = f"{date} {row['agent']} ({row['agent_frequency'] * row['runs_with_event']:.0f}/{row['runs_with_event']})"
+    first_in = row["agent_frequency"] * row["runs_with_event"]
+    text = f"{date} {agent_name(row['agent'])} ({first_in:.0f}/{row['runs_with_event']})"
     if row["runs_with_event"] < row["runs"]:
         text += f", in {row['runs_with_event']} of {row['runs']} seeds"
     return text
@@ -106,7 +111,7 @@ def compute_section(src: Source) -> str:
         rest = kinds[(kinds["date"] == date) & ~O.is_named(kinds["kind"])]["share"]
         year = revenue[revenue["year"] == date.year]["nvidia_revenue_usd"] if date.month == 12 else pd.Series()
         rows.append([f"{date:%Y-%m}", _interval(t["total_h100e"], 1e6, ".1f"),
-                     f"{lead['agent']} ({lead['frequency']:.0%}), {lead['share']:.0%}",
+                     f"{agent_name(lead['agent'])} ({lead['frequency']:.0%}), {lead['share']:.0%}",
                      f"{rest.median():.0%}" if len(rest) else "-",
                      _interval(t["largest_cluster_gpus"], 1e3, ",.0f"),
                      _interval(t["fastest_frontier_run_days"].dropna(), 1, ".0f") if t["fastest_frontier_run_days"]
@@ -193,7 +198,7 @@ def scenario_section(sources: Sequence[Source]) -> str:
         cells.append(f"{neo.median():.1%}" if len(neo) else "-")
         vr = O.firsts_across_runs(O.firsts(src.events, src.agents, which=["first_cluster_at_scale"]), src.n_runs)
         vr = vr[vr["system"] == "vr_nvl72"]
-        cells.append(f"{vr['date'].iloc[0]:%Y-%m} {vr['agent'].iloc[0]}" if len(vr) else "-")
+        cells.append(f"{vr['date'].iloc[0]:%Y-%m} {agent_name(vr['agent'].iloc[0])}" if len(vr) else "-")
         days = totals["fastest_frontier_run_days"].dropna()
         cells.append(f"{days.median():.0f}" if len(days) else "-")
         rows.append(cells)
@@ -216,7 +221,7 @@ def draw_figures(baseline: ResultSet, uncertainty: ResultSet | None, figures_dir
     """The README's figures, drawn by the report's own figure modules, written as small PNGs into `figures_dir`."""
     written = []
     with tempfile.TemporaryDirectory() as tmp:
-        made = {f.name: f.png for f in timeline.make(baseline, Path(tmp)) + market.make(baseline, Path(tmp))}
+        made = {f.name: f.png for module in BASELINE_FIGURES for f in module.make(baseline, Path(tmp))}
         if uncertainty is not None:
             made.update({f.name: f.png for f in sensitivity.make(uncertainty, Path(tmp))})
         for name, target in FIGURES.items():

@@ -1,7 +1,9 @@
-"""Race timeline: when each agent first brings each generation online and first reaches an at-scale cluster.
+"""Race timeline: when each agent first brings each generation online and first runs an at-scale cluster of it.
 
-A dot plot, one row per agent and a slot per generation within the row; for sweeps the dot is the median date over
-the runs that reached the milestone and the line its 5-95% range.
+A table as a picture, one per input and milestone: a row per named agent (grouped by kind), a column per
+generation that arrives during the run; each cell gives the month (YY-MM) and is shaded by how many months after
+the first named agent it came (darkest: first). For a sweep the month is the median over the runs that reached the
+milestone (inverted CDF), with "*" when not every run reached it.
 """
 
 from __future__ import annotations
@@ -11,93 +13,105 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
+from matplotlib import colormaps
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.patches import Patch
 
 from analysis import figure as F
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
-from analysis.summaries import KIND_ORDER, MILESTONES, systems_in
+from analysis.names import describe_runs, input_titles
+from analysis.summaries import MILESTONES, systems_in
 from model.results import ResultSet
 from model.results import outcomes as O
 
 NAME = "timeline"
-TITLE = "Race timeline: first online and first at-scale cluster per generation"
-MARKERS = {"first_online": "o", "first_cluster_at_scale": "D"}
+TITLE = "Race timeline: when each agent first brought each generation online and first ran it at scale"
+BEHIND_MAX = 12  # months; later cells share the lightest shade
+BOUNDS = (-0.5, 0.5, 2.5, 5.5, 11.5, BEHIND_MAX + 0.5)  # first; 1-2; 3-5; 6-11; 12+ months after the first
+BIN_NAMES = ("first", "1-2 months later", "3-5 months", "6-11 months", f"{BEHIND_MAX}+ months")
+SHADES = tuple(colormaps["YlGnBu_r"](x) for x in (0.0, 0.3, 0.55, 0.75, 0.92))
 
 
 def table(rs: ResultSet) -> pd.DataFrame:
-    """label, agent, kind, system, event, runs, runs_reached, date (median), date_p05, date_p95: each agent's own
-    first of each milestone (months by the outcomes module's conventions across runs)."""
+    """label, agent, kind, system, event, runs, runs_reached, date (median), date_p05, date_p95, months_behind: each
+    agent's own first of each milestone (months by the outcomes module's conventions across runs) and how many
+    months after the earliest named agent's median it came."""
     own = O.milestones(rs.events, which=list(MILESTONES))
     t = O.date_band(own, ["agent", "system", "event"], {s.label: s.n_runs for s in rs.sources})
     kinds = rs.agents.drop_duplicates(["label", "agent"]).set_index(["label", "agent"])["kind"]
     t.insert(2, "kind", [kinds.get((lab, a), "") for lab, a in zip(t["label"], t["agent"], strict=True)])
+    named = t[O.is_named(t["kind"])]
+    first = named.groupby(["label", "system", "event"])["date"].min()
+    earliest = first.reindex(pd.MultiIndex.from_frame(t[["label", "system", "event"]])).to_numpy()
+    t["months_behind"] = O.months_between(t["date"], pd.Series(earliest, index=t.index, dtype="datetime64[ns]"))
     return t
 
 
-def _agent_order(rs: ResultSet, label: str, agents: set[str]) -> list[str]:
-    a = rs.agents[rs.agents["label"] == label].drop_duplicates("agent")
-    rank = {k: i for i, k in enumerate(KIND_ORDER)}
-    a = a.assign(r=a["kind"].map(lambda k: rank.get(k, len(rank))), o=range(len(a)))
-    return [x for x in a.sort_values(["r", "o"])["agent"] if x in agents]
+def _heatmap(ax, d: pd.DataFrame, agents: list[str], systems: list[str], runs: int) -> None:
+    grid = np.full((len(agents), len(systems)), np.nan)
+    text = [["" for _ in systems] for _ in agents]
+    row_of = {a: i for i, a in enumerate(agents)}
+    col_of = {s: j for j, s in enumerate(systems)}
+    for r in d.itertuples():
+        if r.agent not in row_of or r.system not in col_of:
+            continue
+        i, j = row_of[r.agent], col_of[r.system]
+        grid[i, j] = min(r.months_behind, BEHIND_MAX)
+        text[i][j] = f"{r.date:%y-%m}" + ("*" if r.runs_reached < runs else "")
+    cmap = ListedColormap(SHADES)
+    norm = BoundaryNorm(BOUNDS, cmap.N)
+    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+    for i in range(len(agents)):
+        for j in range(len(systems)):
+            if text[i][j]:  # an empty (white) cell: never in the run
+                dark = grid[i, j] <= 2
+                ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
+                        color="white" if dark else "0.1", fontweight="bold" if grid[i, j] == 0 else "normal")
+    ax.set_xticks(range(len(systems)), [F.sys_name(s) for s in systems], rotation=30, ha="right", fontsize=7.5)
+    ax.set_yticks(range(len(agents)), [F.agent_label(a) for a in agents], fontsize=8)
+    ax.grid(False)
+    ax.set_xticks(np.arange(-0.5, len(systems)), minor=True)
+    ax.set_yticks(np.arange(-0.5, len(agents)), minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.2)
+    ax.tick_params(which="minor", length=0)
 
 
 def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.FigureFile]:
     data = table(rs)
-    order = {lab: _agent_order(rs, lab, set(data.loc[data["label"] == lab, "agent"])) for lab in rs.labels}
-    heights = [max(len(a), 1) * 0.42 + 1.0 for a in order.values()]
-    fig = F.new_figure(sum(heights) + 1.6)
-    subfigs = np.atleast_1d(fig.subfigures(len(rs.sources), 1, squeeze=False, height_ratios=heights)).ravel()
-    systems = systems_in(data["system"].unique())
-    step = 0.8 / max(len(systems), 1)
-    offset = {s: (i - (len(systems) - 1) / 2) * step for i, s in enumerate(systems)}
-    for sub, src in zip(subfigs, rs.sources, strict=True):
-        ax = sub.subplots()
-        agents = order[src.label]
-        d = data[data["label"] == src.label]
-        y_of = {a: i for i, a in enumerate(agents)}
-        for row in d.itertuples():
-            y = y_of[row.agent] + offset[row.system]
-            color = F.system_color(row.system)
-            if row.runs > 1:
-                ax.plot([row.date_p05, row.date_p95], [y, y], color=color, linewidth=1.4, alpha=0.8,
-                        solid_capstyle="butt")
-            filled = row.event == "first_online"
-            # Hollow diamond drawn larger and below, so a dot in the same month stays visible inside it.
-            ax.plot([row.date], [y], marker=MARKERS.get(row.event, "s"), markersize=4.5 if filled else 8.5,
-                    color=color, markerfacecolor=color if filled else "white", markeredgewidth=1.4,
-                    linestyle="none", zorder=4 if filled else 3)
-        ax.set_yticks(range(len(agents)), agents)
-        ax.set_ylim(len(agents) - 0.5, -0.5)
-        kinds = [rs.agents.loc[(rs.agents["label"] == src.label) & (rs.agents["agent"] == a), "kind"].iloc[0]
-                 for a in agents]
-        for i in range(1, len(agents)):
-            if kinds[i] != kinds[i - 1]:
-                ax.axhline(i - 0.5, color="0.55", linewidth=0.8)
-        ax.grid(axis="y", visible=False)
-        for i in range(len(agents)):
-            ax.axhspan(i - 0.5, i + 0.5, color="0.5", alpha=0.06 if i % 2 else 0, linewidth=0)
-        dates = rs.agents.loc[rs.agents["label"] == src.label, "date"]
-        ax.set_xlim(dates.min() - pd.Timedelta(days=20), dates.max() + pd.Timedelta(days=40))
-        F.date_axis(ax)
-        ax.set_ylabel("agent (grouped by kind)")
-        if d.empty:
-            F.note(ax, "no first-online or at-scale events")
-        what = (f"median date over the runs that reached it, line = 5-95% range ({src.n_runs} runs)"
-                if src.n_runs > 1 else "one run")
-        ax.set_title(f"{src.label}: {what}", fontsize=10, fontweight="normal", loc="left")
-    sys_handles = [Line2D([], [], marker="s", linestyle="none", markersize=8, color=F.system_color(s),
-                          label=F.sys_name(s)) for s in systems]
-    if len(sys_handles) % 2:  # keep the two milestone markers together in the last legend column
-        sys_handles.append(Line2D([], [], linestyle="none", label=" "))
-    mil_handles = [Line2D([], [], marker=MARKERS[m], linestyle="none", markersize=7, color="0.25",
-                          markerfacecolor="0.25" if m == "first_online" else "white", label=text)
-                   for m, text in MILESTONES.items()]
-    if systems:
-        fig.legend(handles=sys_handles + mil_handles, loc="outside lower center",
-                   ncols=(len(sys_handles) + 2) // 2, fontsize=8.5,
-                   title="colour = system (slot within each row, oldest at top); marker = milestone")
-    fig.suptitle(TITLE)
-    return [F.save(fig, out, NAME, TITLE, {"": data})]
+    titles = input_titles(rs)
+    sources = rs.sources[:F.MAX_ROWS]
+    named = data[O.is_named(data["kind"])]
+    systems = systems_in(named["system"].unique())
+    kinds = F.kind_of(rs.agents)
+    agents = F.order_agents([a for a in dict.fromkeys(rs.agents["agent"]) if O.is_named(pd.Series([kinds[a]])).all()],
+                            kinds)
+    if not systems:
+        raise F.NotApplicable(f"{rs.sources[0].path}: no first-online or at-scale events in the results")
+    height = 0.24 * len(agents) + 1.6
+    fig = F.new_figure(height * len(sources) + 1.3)
+    rows = np.atleast_1d(fig.subfigures(len(sources), 1, squeeze=False)).ravel()
+    for sub, src in zip(rows, sources, strict=False):
+        d = named[named["label"] == src.label]
+        axes = sub.subplots(1, 2, sharey=True)
+        at_scale = src.scenario_params.get("at_scale_gpus")
+        names = {"first_online": "first online",
+                 "first_cluster_at_scale": "first cluster at scale" + (f" (>= {at_scale:,} GPUs in one cluster)"
+                                                                      if isinstance(at_scale, int) else "")}
+        for ax, event in zip(axes, MILESTONES, strict=True):
+            _heatmap(ax, d[d["event"] == event], agents, systems, src.n_runs)
+            ax.set_title(names[event], fontsize=9)
+        sub.suptitle(f"{titles[src.label]}: {describe_runs(src).replace('median and 5-95% range', 'median month')}",
+                     fontsize=10, fontweight="normal", x=0.01, ha="left")
+    F.legend_outside(rows[len(sources) - 1], [Patch(color=c, label=n) for c, n in zip(SHADES, BIN_NAMES, strict=True)],
+                     ncols=len(SHADES), title="months after the first named agent")
+    F.title(fig, TITLE)
+    notes = F.definitions(fig, (
+        "Cell: the month (YY-MM) the agent first had GPUs of that system online, or first had one training cluster "
+        "of at least the scenario's at-scale threshold of that system; shade: months after the first named agent "
+        "(bold: first); empty: never in the run; '*': not every run of a "
+        "sweep reached it (the median is over those that did). Generations some buyer already runs at the start "
+        "raise no firsts; the rest of the market, an aggregate, is never first and is not shown."))
+    return [F.save(fig, out, NAME, TITLE, {"": data}, notes)]
 
 
 def main(argv=None) -> int:

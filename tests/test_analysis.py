@@ -1,13 +1,15 @@
 """analysis/ and `airace report`: every figure is written (PNG of the expected size, SVG, CSV), the CSV behind each
-figure equals what the result tables say (computed here with pandas, not through the outcomes module), report.md
-links every figure and names the leader and firsts, and bad input exits 2 with one line.
+figure equals what the result tables and the reference data files say (computed here with pandas, not through the
+outcomes module), report.md and report.html hold every figure and name the leader and firsts, and bad input exits 2
+with one line.
 
 One report of the shared short run and small sweep (conftest) serves every figure test: it holds both labels, so a
-single run and a sweep are both checked, and two inputs draw the comparison and sensitivity figures too.
+single run and a sweep are both checked, and two inputs draw the comparison, uncertainty and sensitivity figures too.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import shutil
 import struct
@@ -20,13 +22,16 @@ import pandas as pd
 import pytest
 from conftest import SWEEP_PARAM, SWEEP_RUNS
 
-from analysis import FIGURE_MODULES, capacity, comparison, market, sensitivity
+from analysis import FIGURE_MODULES, comparison, sensitivity, shares, uncertainty
 from analysis.figure import DPI, WIDTH_IN, NotApplicable
+from analysis.names import agent_name, input_titles, parameter_name, scenario_title, system_name
 from analysis.report import build_report
 from model.cli import main as airace_main
+from model.hardware import systems
 from model.results import read_folders
 
 RUN, SWEEP = "short_run", "short_sweep"  # the labels: folder names of the conftest fixtures
+DATA = Path(__file__).resolve().parents[1] / "analysis" / "data"
 
 
 def _png_size(path: Path) -> tuple[int, int, float]:
@@ -51,10 +56,18 @@ def _table(folder: Path, name: str) -> pd.DataFrame:
     return pd.read_parquet(folder / f"{name}.parquet")
 
 
+def _record(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / name, comment="#")
+
+
 def _month_at(dates: pd.Series, q: float) -> pd.Timestamp:
     """Inverted CDF of months: the earliest month with at least a share q of the dates at or before it."""
     ordered = sorted(dates)
     return ordered[max(0, int(np.ceil(q * len(ordered))) - 1)]
+
+
+def _per_gpu(key: str) -> float:
+    return systems()[key].bf16_dense_tflops / 989.0
 
 
 # -- files ---------------------------------------------------------------------------------------------------------
@@ -62,7 +75,7 @@ def _month_at(dates: pd.Series, q: float) -> pd.Timestamp:
 def test_every_figure_is_png_svg_and_csv(report_dir, name):
     png, svg = report_dir / f"{name}.png", report_dir / f"{name}.svg"
     width, height, dpi = _png_size(png)
-    assert width == round(WIDTH_IN * DPI) and 600 < height < 12000 and dpi == pytest.approx(DPI, abs=1)
+    assert width == round(WIDTH_IN * DPI) and 600 < height < 6000 and dpi == pytest.approx(DPI, abs=1)
     text = svg.read_text()
     assert "<svg" in text[:2000] and text.rstrip().endswith("</svg>")
     csvs = list(report_dir.glob(f"{name}*.csv"))
@@ -71,11 +84,11 @@ def test_every_figure_is_png_svg_and_csv(report_dir, name):
 
 
 def test_module_cli_writes_expected_size(short_run, tmp_path, capsys):
-    assert capacity.main([str(short_run), "--out", str(tmp_path)]) == 0
+    assert shares.main([str(short_run), "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     m = re.search(r"\((\d+)x(\d+) px\)", printed)
     assert m, printed
-    assert _png_size(tmp_path / "capacity.png")[:2] == (int(m.group(1)), int(m.group(2)))
+    assert _png_size(tmp_path / "shares.png")[:2] == (int(m.group(1)), int(m.group(2)))
 
 
 def test_report_links_every_figure(report_dir):
@@ -87,29 +100,47 @@ def test_report_links_every_figure(report_dir):
             assert path.name in links, path.name
 
 
-def _section(report_dir: Path, label: str) -> str:
+def test_html_report_holds_every_figure_inline_and_loads_nothing(report_dir):
+    html = (report_dir / "report.html").read_text()
+    images = re.findall(r"<img [^>]*src='([^']+)'", html)
+    pngs = sorted(report_dir.glob("*.png"))
+    assert len(images) == len(pngs) and all(src.startswith("data:image/png;base64,") for src in images)
+    assert {base64.b64decode(src.split(",", 1)[1]) for src in images} == {p.read_bytes() for p in pngs}
+    assert not re.search(r"""(src|href)=['"](?!data:|#|https?://[^'"]+' rel='noreferrer')""", html)
+    assert not re.search(r"<(script|link|iframe)\b", html) and "default-src 'none'" in html
+    assert "Rubin" in html or "baseline" in html.lower()
+    for name in ("public_clusters.csv", "nvidia_dc_revenue.csv", "frontier_runs.csv"):
+        assert name in html  # the sources of the reference data
+    assert "the race as sourced" in html  # the scenario's story (its opening comment)
+
+
+def _section(report_dir: Path, title: str) -> str:
     text = (report_dir / "report.md").read_text()
-    return text.split(f"### {label}\n")[1].split("\n### ")[0]
+    return text.split(f"### {title}\n")[1].split("\n### ")[0]
 
 
-def test_report_summary_names_the_leader_and_firsts(short_run, report_dir):
-    text = _section(report_dir, RUN)
+def _titles(short_run, small_sweep) -> dict[str, str]:
+    return input_titles(read_folders([short_run, small_sweep]))
+
+
+def test_report_summary_names_the_leader_and_firsts(short_run, small_sweep, report_dir):
+    text = _section(report_dir, _titles(short_run, small_sweep)[RUN])
     a = _table(short_run, "agents")
     last = a[a["date"] == a["date"].max()].sort_values("h100e", ascending=False)
     leader = last[last["kind"] != "other"].iloc[0]  # the rest of the market is an aggregate, not a contender
-    assert f"| {leader['agent']} | {leader['kind']} | {leader['h100e'] / 1e6:.2f} |" in text
-    assert "| rest_of_market |" not in text
+    assert f"| {agent_name(leader['agent'])} | {leader['kind']} | {leader['h100e'] / 1e6:.2f} |" in text
+    assert "| Rest of market |" not in text
     rest = last.loc[last["kind"] == "other", "h100e"].sum()
     assert f"the rest of the market, an aggregate, holds {rest / 1e6:.2f} M" in text
     ev = _table(short_run, "events")
     first = ev[(ev["event"] == "first_online") & (ev["system"] == "gb300_nvl72") & (ev["agent"] != "rest_of_market")]
     first = first.sort_values("date", kind="stable").iloc[0]  # the short run reaches GB300
     row = next(line for line in text.splitlines() if line.startswith("| GB300 NVL72 |"))
-    assert row.split(" | ")[2] == f"{first['date']:%Y-%m} {first['agent']}"
+    assert row.split(" | ")[2] == f"{first['date']:%Y-%m} {agent_name(first['agent'])}"
 
 
-def test_report_of_a_sweep_gives_bands_and_how_often_an_agent_is_first(small_sweep, report_dir):
-    text = _section(report_dir, SWEEP)
+def test_report_of_a_sweep_gives_bands_and_how_often_an_agent_is_first(short_run, small_sweep, report_dir):
+    text = _section(report_dir, _titles(short_run, small_sweep)[SWEEP])
     assert f"{SWEEP_RUNS} runs" in text and "(median, 5-95% range in brackets)" in text
     ev = _table(small_sweep, "events")
     gb300 = ev[(ev["event"] == "first_online") & (ev["system"] == "gb300_nvl72") & (ev["agent"] != "rest_of_market")]
@@ -117,21 +148,34 @@ def test_report_of_a_sweep_gives_bands_and_how_often_an_agent_is_first(small_swe
     counts = per_run["agent"].value_counts()
     top = sorted(counts.index[counts == counts.max()])[0]
     cell = next(line for line in text.splitlines() if line.startswith("| GB300 NVL72 |")).split(" | ")[2]
-    assert cell == (f"{_month_at(per_run['date'], 0.5):%Y-%m} {top} "
+    assert cell == (f"{_month_at(per_run['date'], 0.5):%Y-%m} {agent_name(top)} "
                     f"({counts.max() / len(per_run):.0%} of {len(per_run)} runs)")
 
 
 @pytest.mark.slow
-def test_report_of_one_run_skips_comparison_and_sensitivity_with_a_note(short_run, tmp_path):
+def test_report_of_one_run_skips_what_needs_more_with_a_note(short_run, tmp_path):
     out = tmp_path / "one"
-    build_report([short_run], out)
+    build_report([short_run], out, progress=False, jobs=1)
     text = (out / "report.md").read_text()
-    assert "`comparison` not drawn" in text and "`sensitivity` not drawn" in text
-    assert not (out / "comparison.png").exists() and (out / "capacity.png").is_file()
+    for name in ("comparison", "uncertainty", "sensitivity"):
+        assert f"`{name}` not drawn" in text and not (out / f"{name}.png").exists()
+    assert (out / "shares.png").is_file() and (out / "report.html").is_file()
+
+
+# -- names -----------------------------------------------------------------------------------------------------------
+def test_names_come_from_the_scenario_file_and_the_catalog(short_run, small_sweep):
+    titles = _titles(short_run, small_sweep)
+    assert scenario_title("scenarios/baseline.toml") == "Baseline"
+    assert scenario_title("scenarios/rubin_delay.toml") == "Rubin delay"
+    assert titles[RUN] == "Baseline (End = 2026-12)"  # the run's --set overrides, read as words
+    assert titles[SWEEP] == "short_sweep"  # a scenario file without an opening comment: its name
+    assert system_name("hgx_h100") == "HGX H100" and system_name("vr_nvl72") == "Vera Rubin NVL72"
+    assert parameter_name("kinds.hyperscaler.wait_tau_months") == "Hyperscalers: wait tau (months)"
+    assert parameter_name("supplier.delay_months.vr_nvl72") == "NVIDIA supply: Vera Rubin NVL72 delay (months)"
 
 
 # -- the numbers behind the figures ----------------------------------------------------------------------------------
-def test_capacity_csv_equals_agents_h100e(short_run, small_sweep, report_dir):
+def test_capacity_csv_equals_agents_h100e_and_the_record(short_run, small_sweep, report_dir):
     got = _csv(report_dir / "capacity.csv", RUN).set_index(["date", "agent"])
     want = _table(short_run, "agents").set_index(["date", "agent"])["h100e"]
     assert len(got) == len(want)
@@ -141,17 +185,47 @@ def test_capacity_csv_equals_agents_h100e(short_run, small_sweep, report_dir):
     g = _table(small_sweep, "agents").groupby(["date", "agent"])["h100e"]
     np.testing.assert_allclose(got.loc[g.median().index, "h100e"], g.median(), rtol=1e-9)
     np.testing.assert_allclose(got.loc[g.median().index, "h100e_p95"], g.quantile(0.95), rtol=1e-9)
+    np.testing.assert_allclose(got.loc[g.mean().index, "h100e_mean"], g.mean(), rtol=1e-9)
     assert (got["h100e_p05"] <= got["h100e"] + 1e-6).all() and (got["runs"] == SWEEP_RUNS).all()
+    rec = _csv(report_dir / "capacity_record.csv", dates=())
+    want = _record("h100e_by_owner.csv")
+    want = want[(want["metric"] == "h100e") & want["owner"].isin(["Google", "Microsoft", "Amazon", "Meta", "Oracle",
+                                                                   "xAI"])]
+    assert sorted(rec["value"]) == sorted(want["value"]) and set(rec["source_url"]) == set(want["source_url"])
 
 
-def test_generations_csv_sums_gpus_by_kind(short_run, report_dir):
-    got = _csv(report_dir / "generations.csv", RUN).set_index(["date", "kind", "system"])["gpus"]
+def test_shares_csv_are_shares_of_all_h100e(short_run, small_sweep, report_dir):
+    a = _table(short_run, "agents")
+    got = _csv(report_dir / "shares.csv", RUN).set_index(["date", "agent"])["share"]
+    want = (a["h100e"] / a.groupby("date")["h100e"].transform("sum")).set_axis(
+        pd.MultiIndex.from_frame(a[["date", "agent"]]))
+    np.testing.assert_allclose(got.loc[want.index], want.fillna(0.0), rtol=1e-9)
+    kinds = _csv(report_dir / "shares_kind.csv")
+    assert np.allclose(kinds.groupby(["label", "date"])["share"].sum(), 1.0)
+    s = _table(small_sweep, "agents")
+    per_run = s.groupby(["run", "date", "kind"])["h100e"].sum() / s.groupby(["run", "date"])["h100e"].sum()
+    mean = per_run.groupby(["date", "kind"]).mean()
+    got = _csv(report_dir / "shares_kind.csv", SWEEP).set_index(["date", "kind"])["share"]
+    np.testing.assert_allclose(got.loc[mean.index], mean, rtol=1e-9)
+    vendor = _csv(report_dir / "shares_vendor.csv")
+    assert set(vendor["vendor"]) == {"NVIDIA"} and np.allclose(vendor["share"], 1.0)
+    rec = _csv(report_dir / "shares_record.csv", dates=())
+    want = _record("h100e_by_owner.csv")
+    want = want[(want["metric"] == "share_of_world_pct") & want["owner"].str.startswith("Top-5")]
+    assert sorted(rec["share"] * 100) == pytest.approx(sorted(want["value"]))
+
+
+def test_generations_csv_weighs_gpus_by_h100e(short_run, report_dir):
+    got = _csv(report_dir / "generations.csv", RUN).set_index(["date", "system"])
     a = _table(short_run, "agents")
     cols = [c for c in a.columns if c.startswith("gpus_online_")]
-    want = a.groupby(["date", "kind"])[cols].sum().stack()
-    want.index = want.index.set_levels(want.index.levels[2].str.removeprefix("gpus_online_"), level=2)
-    want.index.names = ["date", "kind", "system"]
-    np.testing.assert_array_equal(got.loc[want.index].to_numpy(), want.to_numpy())
+    gpus = a.groupby("date")[cols].sum().stack()
+    gpus.index = gpus.index.set_levels(gpus.index.levels[1].str.removeprefix("gpus_online_"), level=1)
+    np.testing.assert_array_equal(got.loc[gpus.index, "gpus"].to_numpy(), gpus.to_numpy())
+    per_gpu = gpus.index.get_level_values(1).map(_per_gpu).to_numpy()
+    np.testing.assert_allclose(got.loc[gpus.index, "h100e"], gpus.to_numpy() * per_gpu, rtol=1e-9)
+    total = got.groupby(level="date")["h100e"].sum()
+    np.testing.assert_allclose(total, a.groupby("date")["h100e"].sum().loc[total.index], rtol=1e-9)
 
 
 def test_timeline_csv_is_each_agents_first_dates(short_run, small_sweep, report_dir):
@@ -162,6 +236,10 @@ def test_timeline_csv_is_each_agents_first_dates(short_run, small_sweep, report_
     want = ev.groupby(["agent", "system", "event"])["date"].min()
     assert len(got) == len(want) > 0
     assert (got.loc[want.index, "date"] == want).all() and (got["date_p05"] == got["date_p95"]).all()
+    named = want[[a != "rest_of_market" for a in want.index.get_level_values(0)]]
+    first = named.groupby(level=["system", "event"]).transform("min")
+    behind = (named.dt.year - first.dt.year) * 12 + named.dt.month - first.dt.month
+    np.testing.assert_array_equal(got.loc[behind.index, "months_behind"], behind)
     got = _csv(report_dir / "timeline.csv", SWEEP, dates).set_index(["agent", "system", "event"])
     ev = _table(small_sweep, "events")
     mine = ev[(ev["agent"] == "coreweave") & (ev["system"] == "gb300_nvl72") & (ev["event"] == "first_online")]
@@ -171,14 +249,90 @@ def test_timeline_csv_is_each_agents_first_dates(short_run, small_sweep, report_
     assert (row["date_p05"], row["date"], row["date_p95"]) == tuple(_month_at(per_run, q) for q in (0.05, 0.5, 0.95))
 
 
+def test_clusters_csv_equals_agents_clusters_and_the_record(short_run, report_dir):
+    got = _csv(report_dir / "clusters.csv", RUN).set_index(["date", "agent"])["largest_cluster_gpus"]
+    a = _table(short_run, "agents")
+    want = a[a["kind"] != "other"].set_index(["date", "agent"])["largest_cluster_gpus"]
+    assert len(got) == len(want)
+    np.testing.assert_array_equal(got.loc[want.index].to_numpy(), want.to_numpy())
+    assert not (report_dir / "clusters_mw.csv").exists()  # these results have no largest_cluster_mw column
+    rec = _csv(report_dir / "clusters_record.csv", dates=())
+    want = _record("public_clusters.csv")
+    assert len(rec) == len(want) and list(rec["source_url"]) == list(want["source_url"])
+    np.testing.assert_array_equal(rec["gpus"].fillna(-1), want["gpus"].fillna(-1))
+
+
+def test_reach_csv_is_owned_plus_contracts_in_force(short_run, report_dir):
+    got = _csv(report_dir / "reach.csv", RUN).set_index(["date", "agent"])
+    a = _table(short_run, "agents")
+    labs = a[a["kind"] == "lab"].set_index(["date", "agent"])["h100e"]
+    np.testing.assert_allclose(got.loc[labs.index, "owned_h100e"], labs, rtol=1e-9)
+    ev = _table(short_run, "events")
+    ev = ev[ev["event"] == "contract_signed"]
+    years = ev["detail"].str.extract(r"over ([0-9.]+) years")[0].astype(float)
+    held = pd.Series(0.0, index=labs.index)
+    for r, y in zip(ev.itertuples(), years, strict=True):
+        end = r.date + pd.DateOffset(months=round(y * 12))
+        for date, agent in labs.index:
+            if agent == r.agent and r.date <= date < end:
+                held[(date, agent)] += r.gpus * _per_gpu(r.system)
+    np.testing.assert_allclose(got.loc[held.index, "contracted_h100e"], held, rtol=1e-9)
+    assert (got["contracted_from"] == "events").all() and held.max() > 0
+
+
+def test_training_csv_holds_each_run_and_the_record(short_run, report_dir):
+    got = _csv(report_dir / "training.csv", RUN)
+    ev = _table(short_run, "events")
+    started = ev[ev["event"] == "training_run_started"]
+    assert len(got) == len(started) > 0
+    np.testing.assert_allclose(got["flop"], started["detail"].str.split(" FLOP").str[0].astype(float), rtol=1e-12)
+    rec = _csv(report_dir / "training_record.csv", dates=())
+    np.testing.assert_allclose(sorted(rec["training_flop"]), sorted(_record("frontier_runs.csv")["training_flop"]))
+
+
 def test_frontier_csv_equals_agents_days(short_run, report_dir):
     got = _csv(report_dir / "frontier.csv", RUN).set_index(["date", "agent"])["frontier_run_days"]
     want = _table(short_run, "agents").set_index(["date", "agent"])["frontier_run_days"]
     np.testing.assert_allclose(got.loc[want.index].to_numpy(float), want.to_numpy(float), rtol=1e-9)
 
 
-def test_quarterly_revenue_is_sum_of_monthly_rows(short_run, report_dir):
-    got = _csv(report_dir / "market_revenue.csv", RUN, ("period_start", "period_end")).set_index("period")
+def test_power_csv_equals_power_online_and_the_record(short_run, report_dir):
+    got = _csv(report_dir / "power.csv", RUN).set_index(["date", "agent"])["power_mw_online"]
+    want = _table(short_run, "agents").set_index(["date", "agent"])["power_mw_online"]
+    np.testing.assert_allclose(got.loc[want.index], want, rtol=1e-9)
+    rec = _csv(report_dir / "power_record.csv", dates=())
+    file = _record("power_by_owner.csv")
+    assert "added_mw" not in set(rec["metric"]) and set(rec["source_url"]) <= set(file["source_url"])
+    merged = rec.merge(file, on=["owner", "metric", "as_of", "source_url"], suffixes=("", "_file"))
+    assert len(merged) == len(rec) and (merged["value_mw"] == merged["value_mw_file"]).all()
+
+
+def test_capex_csv_counts_spending_from_the_companys_first_year_and_sums_the_record(short_run, report_dir):
+    rec = _csv(report_dir / "capex_record.csv", dates=()).set_index(["agent", "year"])
+    file = _record("capex_by_owner.csv")
+    aws = file[(file["company"] == "Amazon") & file["period"].isin(["CY2024", "CY2025", "CY2026"])]
+    reported = aws[aws["kind"] == "reported"].sort_values("published").groupby("period").last()
+    cy2024 = reported.loc["CY2024", "capex_usd_bn_low"]
+    cy2025 = reported.loc["CY2025", "capex_usd_bn_low"]
+    guided = aws[(aws["period"] == "CY2026") & (aws["kind"] == "guidance")].iloc[-1]
+    assert rec.loc[("aws", 2024), "capex_usd_cumulative"] == pytest.approx(cy2024 * 1e9)
+    assert rec.loc[("aws", 2026), "capex_usd_cumulative"] == pytest.approx((cy2024 + cy2025 + guided[
+        "capex_usd_bn_low"]) * 1e9)
+    params = read_folders([short_run]).sources[0].scenario_params
+    assert rec.loc[("aws", 2026), "ai_systems_share"] == params["hyperscaler"]["aws"]["ai_systems_share"]  # its own
+    assert rec.loc[("microsoft", 2026), "ai_systems_share"] == params["kinds"]["hyperscaler"]["ai_systems_share"]
+    got = _csv(report_dir / "capex.csv", RUN).set_index(["date", "agent"])["capex_usd_cumulative"]
+    a = _table(short_run, "agents").set_index(["date", "agent"])["capex_usd_cumulative"]
+    aws_model = a.xs("aws", level="agent")
+    np.testing.assert_allclose(got.xs("aws", level="agent").loc[aws_model.index], aws_model, rtol=1e-9)
+    cw = got.xs("coreweave", level="agent")  # its first calendar year with a figure is 2025: counted from January
+    before = a.loc[(pd.Timestamp("2024-12-01"), "coreweave")]
+    np.testing.assert_allclose(cw.loc["2025-01-01":], (a.xs("coreweave", level="agent").loc["2025-01-01":] - before),
+                               rtol=1e-9)
+
+
+def test_quarterly_revenue_is_sum_of_monthly_rows_beside_every_reported_quarter(short_run, report_dir):
+    got = _csv(report_dir / "revenue.csv", RUN, ("period_start", "period_end")).set_index("period")
     m = _table(short_run, "market")
     fiscal_year = m["date"].dt.year + (m["date"].dt.month >= 2)
     quarter = "Q" + (((m["date"].dt.month - 2) % 12) // 3 + 1).astype(str) + " FY" + fiscal_year.astype(str)
@@ -188,60 +342,70 @@ def test_quarterly_revenue_is_sum_of_monthly_rows(short_run, report_dir):
     assert (got.loc[want.index, "months"] == want["count"]).all()
     assert (got["complete"] == (got["months"] == 3)).all() and not got.loc["Q4 FY2024", "complete"]
     assert got.loc["Q4 FY2025", "period_end"] == pd.Timestamp("2025-01-31")
-    reported = market.reported_revenue().set_index("quarter")["dc_revenue_usd_bn"]
+    reported = _record("nvidia_dc_revenue.csv").set_index("quarter")["dc_revenue_usd_bn"]
     both = got["reported_dc_revenue_usd"].dropna()
     assert len(both) and np.allclose(both / 1e9, reported.loc[both.index])
+    assert {"Q4 FY2026", "Q1 FY2027"} <= set(both.index)  # fiscal 2026 and the latest quarter on record
+    full = got[got["complete"] & got["reported_dc_revenue_usd"].notna()]
+    np.testing.assert_allclose(full["model_vs_reported"], full["nvidia_revenue_usd"] / full["reported_dc_revenue_usd"]
+                               - 1, rtol=1e-12)
+    ship = _csv(report_dir / "revenue_shipments.csv", RUN).set_index(["period", "system"])["gpus"]
+    q = m[quarter == "Q1 FY2026"]
+    assert ship.loc[("Q1 FY2026", "gb200_nvl72")] == q["units_shipped_gb200_nvl72"].sum() * 72
 
 
-def test_backlog_and_rental_csvs_equal_market_columns(short_run, report_dir):
+def test_backlog_and_rental_csvs_equal_market_columns_and_the_record(short_run, report_dir):
     m = _table(short_run, "market").set_index("date")
-    backlog = _csv(report_dir / "market_backlog.csv", RUN)
+    backlog = _csv(report_dir / "backlog.csv", RUN)
     for system, d in backlog.groupby("system"):
         d = d.set_index("date")
         np.testing.assert_array_equal(d["backlog_units"], m.loc[d.index, f"backlog_units_{system}"])
-        assert (d["backlog_gpus"] == d["backlog_units"] * d["gpus_per_system"]).all()
-    rental = _csv(report_dir / "market_rental.csv", RUN)
+        per = systems()[system].gpus_per_system
+        np.testing.assert_array_equal(d["backlog_gpus"], d["backlog_units"] * per)
+    rental = _csv(report_dir / "rental.csv", RUN)
     for system, d in rental.groupby("system"):
         d = d.set_index("date")
         np.testing.assert_allclose(d["rental_usd_per_gpu_hour"], m.loc[d.index, f"rental_usd_per_gpu_hour_{system}"],
                                    rtol=1e-9)
+    rec = _csv(report_dir / "rental_record.csv", dates=())
+    file = _record("rental_prices.csv")
+    assert len(rec) == len(file)
+    low = file["usd_per_gpu_hour_low"].fillna(file["usd_per_gpu_hour_high"])
+    np.testing.assert_allclose(rec["low"], low)
 
 
-def test_reported_revenue_file_is_sourced_and_consistent():
-    rep = market.reported_revenue()
-    assert len(rep) >= 6 and rep["source_url"].str.startswith("http").all()
-    ends = pd.to_datetime(rep["quarter_end"])
-    fiscal_year = ends.dt.year + (ends.dt.month >= 2)
-    assert (("Q" + rep["fiscal_quarter"].astype(str) + " FY" + fiscal_year.astype(str)) == rep["quarter"]).all()
-    assert (rep["quarter_start"] <= ends).all() and (ends - rep["quarter_start"]).dt.days.between(80, 95).all()
-    assert (rep["dc_revenue_usd_bn"] > 0).all()
+def test_comparison_is_each_input_minus_the_first(short_run, small_sweep, report_dir):
+    run = _table(short_run, "agents").groupby("date")["h100e"].sum()
+    sweep = _table(small_sweep, "agents").groupby(["run", "date"])["h100e"].sum().groupby("date").median()
+    got = _csv(report_dir / "comparison_h100e.csv").set_index("date")
+    assert set(got["label"]) == {SWEEP} and not got["paired"].any()  # the run's seed 3 is not among 20..27
+    np.testing.assert_allclose(got.loc[sweep.index, "delta"], sweep - run.loc[sweep.index], rtol=1e-9)
+    assert got["noise_p05"].isna().all()  # a single baseline run: no seeds to tell noise by
+    rev = _csv(report_dir / "comparison_revenue.csv").set_index("year")
+    m, s = _table(short_run, "market"), _table(small_sweep, "market")
+    want = (s[s["date"].dt.year == 2025].groupby("run")["nvidia_revenue_usd"].sum().median()
+            - m[m["date"].dt.year == 2025]["nvidia_revenue_usd"].sum())
+    assert rev.loc[2025, "delta"] == pytest.approx(want)
 
 
-def test_comparison_csvs_aggregate_each_input(short_run, small_sweep, report_dir):
-    named = {}
-    for label, folder in ((RUN, short_run), (SWEEP, small_sweep)):
-        a = _table(folder, "agents")
-        a = a.assign(run=a.get("run", 0))
-        named[label] = a
-        h = _csv(report_dir / "comparison_h100e.csv", label).set_index("date")["total_h100e"]
-        want = a.groupby(["run", "date"])["h100e"].sum().groupby("date").median()
-        np.testing.assert_allclose(h.loc[want.index], want, rtol=1e-9)
-        cluster = _csv(report_dir / "comparison_cluster.csv", label).set_index("date")["largest_cluster_gpus"]
-        own = a[a["kind"] != "other"]  # the rest of the market holds no cluster anyone could name
-        want = own.groupby(["run", "date"])["largest_cluster_gpus"].max().groupby("date").median()
-        np.testing.assert_allclose(cluster.loc[want.index], want, rtol=1e-9)
-    rev = _csv(report_dir / "comparison_revenue.csv", RUN).set_index("year")["nvidia_revenue_usd"]
-    m = _table(short_run, "market")
-    yearly = m.groupby(m["date"].dt.year)["nvidia_revenue_usd"].agg(["sum", "count"])
-    assert list(rev.index) == [y for y, r in yearly.iterrows() if r["count"] == 12]
-    np.testing.assert_allclose(rev.to_numpy(), yearly.loc[rev.index, "sum"].to_numpy(), rtol=1e-12)
-    firsts = _csv(report_dir / "comparison_firsts.csv", RUN).set_index("system")["date"]
-    ev = _table(short_run, "events")
-    ev = ev[(ev["event"] == "first_online") & (ev["agent"] != "rest_of_market")]
-    assert firsts.to_dict() == ev.groupby("system")["date"].min().to_dict()
+def test_uncertainty_fans_are_quantiles_across_runs(small_sweep, report_dir):
+    got = _csv(report_dir / "uncertainty_h100e.csv").set_index("date")
+    assert set(got["label"]) == {SWEEP}  # the single run has no fan
+    totals = _table(small_sweep, "agents").groupby(["run", "date"])["h100e"].sum().unstack("run")
+    for q, col in ((0.05, "total_h100e_p05"), (0.25, "total_h100e_p25"), (0.5, "total_h100e"),
+                   (0.75, "total_h100e_p75"), (0.95, "total_h100e_p95")):
+        np.testing.assert_allclose(got.loc[totals.index, col], totals.quantile(q, axis=1), rtol=1e-9)
+    firsts = _csv(report_dir / "uncertainty_firsts.csv")
+    ev = _table(small_sweep, "events")
+    gb300 = ev[(ev["event"] == "first_online") & (ev["system"] == "gb300_nvl72") & (ev["agent"] != "rest_of_market")]
+    want = gb300.groupby("run")["date"].min().sort_index()
+    mine = firsts[firsts["system"] == "gb300_nvl72"].set_index("run")["date"].sort_index()
+    assert list(pd.to_datetime(mine)) == list(want)
 
 
-def test_sensitivity_outcomes_and_rank_correlations(small_sweep, report_dir):
+def test_sensitivity_outcomes_and_indices(small_sweep, report_dir):
+    from scipy.stats import spearmanr
+
     out = _csv(report_dir / "sensitivity_outcomes.csv").set_index("run")
     a = _table(small_sweep, "agents")
     end = a[a["date"] == a["date"].max()].groupby("run")["h100e"].sum()
@@ -251,15 +415,23 @@ def test_sensitivity_outcomes_and_rank_correlations(small_sweep, report_dir):
     m = _table(small_sweep, "market")
     revenue_2026 = m[m["date"].dt.year == 2026].groupby("run")["nvidia_revenue_usd"].sum()
     np.testing.assert_allclose(out.loc[revenue_2026.index, "nvidia_revenue_usd_2026"], revenue_2026, rtol=1e-12)
-    rho = _csv(report_dir / "sensitivity.csv").set_index("outcome")
-    for outcome in ("total_h100e_end", "largest_cluster_gpus", "first_gb300_online_month", "nvidia_revenue_usd_2026"):
+    idx = _csv(report_dir / "sensitivity.csv")
+    assert set(idx["design"]) == {"lhs"} and set(idx["parameter"]) == {SWEEP_PARAM, sensitivity.DUMMY}
+    real = idx[idx["parameter"] == SWEEP_PARAM].set_index("outcome")
+    for outcome in ("total_h100e_end", "largest_cluster_gpus", "nvidia_revenue_usd_2026"):
         pair = out[[SWEEP_PARAM, outcome]].dropna()
-        want = pair.corr(method="spearman").iloc[0, 1] if pair[outcome].nunique() > 1 else np.nan
-        got = rho.loc[outcome, "spearman_rho"]
-        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want)
+        if pair[outcome].nunique() < 2:
+            assert real.loc[outcome, "within_noise"]
+            continue
+        assert real.loc[outcome, "spearman_rho"] == pytest.approx(spearmanr(pair[SWEEP_PARAM], pair[outcome])[0])
+        # the bias-reduced delta of a few runs may dip below zero; its interval reaches the [0, 1] range
+        assert real.loc[outcome, "delta"] + real.loc[outcome, "delta_conf"] >= 0 and real.loc[outcome, "delta"] <= 1
+        assert real.loc[outcome, "delta_conf"] > 0
+        assert real.loc[outcome, "runs"] == len(pair)
+    assert real.loc["total_h100e_end", "parameter_name"] == "NVIDIA supply: supply growth multiplier [0.5-1.5]"
 
 
-def test_sensitivity_and_comparison_say_when_they_do_not_apply(tmp_path, short_run, small_sweep):
+def test_figures_say_when_they_do_not_apply(tmp_path, short_run, small_sweep):
     seeds_only = tmp_path / "seeds_only"
     shutil.copytree(small_sweep, seeds_only)
     for name in ("runs", "agents", "market", "events"):
@@ -270,6 +442,8 @@ def test_sensitivity_and_comparison_say_when_they_do_not_apply(tmp_path, short_r
             sensitivity.make(rs, tmp_path / "figs")
     with pytest.raises(NotApplicable, match="two or more"):
         comparison.make(read_folders([short_run]), tmp_path / "figs")
+    with pytest.raises(NotApplicable, match="sweep of at least 3 runs"):
+        uncertainty.make(read_folders([short_run]), tmp_path / "figs")
     assert not (tmp_path / "figs").exists()
 
 
@@ -286,7 +460,7 @@ def test_bad_folder_exits_2_with_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_module_bad_input_exits_2_without_traceback(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "analysis.capacity", str(tmp_path / "missing"), "--out",
+    proc = subprocess.run([sys.executable, "-m", "analysis.shares", str(tmp_path / "missing"), "--out",
                            str(tmp_path / "o")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "no such file or folder" in proc.stderr and "Traceback" not in proc.stderr

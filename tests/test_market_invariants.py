@@ -38,28 +38,28 @@ def check_invariants(model: MarketModel) -> None:
     """Every invariant that must hold between any two months."""
     sup = model.supplier
     catalog = systems()
-    buyers = list(model.buyers.values())
+    buyers = list(model.buyers)
     for k in model.system_keys:
         gps = catalog[k].gpus_per_system
         # units ordered = shipped + backlog; GPUs shipped = delivered + in transit
         assert sup.units_ordered_total[k] == sup.units_shipped_total[k] + sup.backlog_units(k)
         assert sup.backlog_units(k) == sum(o.units_outstanding for o in sup.orders[k].values())
         assert sup.units_ordered_total[k] * gps == sum(b.ordered[k] for b in buyers)
-        transit = sum(g for b in buyers for kk, g, _ in b.in_transit if kk == k)
+        transit = sum(g for b in buyers for kk, g, _ in b.inbound.in_transit if kk == k)
         assert sup.units_shipped_total[k] * gps == sum(b.delivered[k] for b in buyers) + transit
         for b in buyers:
             # delivered (plus the starting fleet) = online + integrating + retired
-            integrating = sum(g for kk, g, _ in b.integrating if kk == k)
+            integrating = sum(g for kk, g, _ in b.inbound.integrating if kk == k)
             assert b.delivered[k] + b.start_fleet[k] == b.gpus_online()[k] + integrating + b.retired[k]
     for b in buyers:
         # power used <= power online, site by site
-        for site in b.sites:
+        for site in b.fleet.sites:
             assert site.used_mw <= site.mw + 1e-6
             assert all(g >= 0 for g in site.gpus_by_system.values())
         # money: paid <= committed <= budget + financing; nothing negative
-        assert -1e-3 <= b.capex_usd <= b.committed_usd + 1e-3
-        assert b.committed_usd <= b.budget_cum_usd + b.financing_usd + 1e-3
-        assert b.budget_cum_usd >= -1e-3 and b.financing_usd >= 0
+        assert -1e-3 <= b.capex_usd <= b.treasury.committed_usd + 1e-3
+        assert b.treasury.committed_usd <= b.treasury.budget_cum_usd + b.treasury.financing_usd + 1e-3
+        assert b.treasury.budget_cum_usd >= -1e-3 and b.treasury.financing_usd >= 0
     for lab in [b for b in buyers if isinstance(b, Lab)]:
         k, g = lab.accessible_cluster()
         assert g >= 0 and (k is None) == (g == 0)
@@ -113,18 +113,19 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
 
 
 def test_revenue_is_nvidias_part_of_what_buyers_paid_plus_networking(run0):
-    sup = run0.params["supplier"]
-    paid = sum(b.capex_usd for b in run0.buyers.values())
-    shares = set(sup["nvidia_share_of_system_price"].values())
-    revenue = run0.supplier.revenue_total_usd / (1 + sup["attach_revenue_fraction"])
+    sup = run0.spec.supplier
+    paid = sum(b.capex_usd for b in run0.buyers)
+    shares = set(sup.nvidia_share_of_system_price.values())
+    revenue = run0.supplier.revenue_total_usd / (1 + sup.attach_revenue_fraction)
     assert min(shares) * paid - 1e-3 <= revenue <= max(shares) * paid + 1e-3
     # with every share at 1, revenue is exactly what buyers paid plus networking
-    all_one = dict.fromkeys(sup["nvidia_share_of_system_price"], 1.0)
-    params = {**run0.params, "end": "2025-06", "supplier": {**sup, "nvidia_share_of_system_price": all_one}}
+    tree = run0.spec.tree
+    all_one = dict.fromkeys(tree["supplier"]["nvidia_share_of_system_price"], 1.0)
+    params = {**tree, "end": "2025-06", "supplier": {**tree["supplier"], "nvidia_share_of_system_price": all_one}}
     model = MarketModel.from_params(params, seed=0)
     model.run()
-    paid = sum(b.capex_usd for b in model.buyers.values())
-    assert model.supplier.revenue_total_usd == pytest.approx(paid * (1 + sup["attach_revenue_fraction"]), rel=1e-9)
+    paid = sum(b.capex_usd for b in model.buyers)
+    assert model.supplier.revenue_total_usd == pytest.approx(paid * (1 + sup.attach_revenue_fraction), rel=1e-9)
     assert run0.market_frame().nvidia_revenue_usd.sum() == pytest.approx(run0.supplier.revenue_total_usd)
 
 
@@ -139,7 +140,7 @@ def test_same_seed_same_tables_and_seeds_differ_where_randomness_enters(params):
 
 def test_no_system_ships_before_its_catalog_date_plus_scenario_delay(run0):
     market = run0.market_frame()
-    delays = run0.params["supplier"]["delay_months"]
+    delays = run0.spec.supplier.delay_months
     for k, s in systems().items():
         shipped = market[market[f"units_shipped_{k}"] > 0]
         if len(shipped) and s.first_shipment >= "2024-01":
@@ -172,5 +173,5 @@ def test_structurally_odd_scenarios_run_and_keep_the_invariants(params, change):
     events = model.events_frame()
     assert (events.date <= model.date_of(model.n_months - 1)).all()  # nothing dated after the run
     if change == "no capex":  # only what neoclouds borrow against their contracts is spent
-        assert all(b.capex_usd == 0 for b in model.buyers.values() if b.kind != "neocloud")
-        assert all(b.capex_usd <= b.debt_usd + 1e-3 for b in model.buyers.values() if b.kind == "neocloud")
+        assert all(b.capex_usd == 0 for b in model.buyers if b.kind != "neocloud")
+        assert all(b.capex_usd <= b.treasury.debt_usd + 1e-3 for b in model.buyers if b.kind == "neocloud")

@@ -68,7 +68,7 @@ def test_a_late_gb200_ramp_shifts_hyperscaler_orders_to_gb300():
         params["supplier"]["volume_delay_months"] = {"gb200_nvl72": volume_delay_months}
         model = MarketModel.from_params(params, seed=0)
         model.run()
-        hyperscalers = [b for b in model.buyers.values() if b.kind == "hyperscaler"]
+        hyperscalers = [b for b in model.buyers if b.kind == "hyperscaler"]
         return {"gb300_preorders": sum(b.preordered["gb300_nvl72"] for b in hyperscalers),
                 "gb200": sum(b.ordered["gb200_nvl72"] for b in hyperscalers)}
 

@@ -7,10 +7,10 @@ import pytest
 
 from model.hardware.systems import systems
 from model.market import MarketModel
-from model.market.agents import by_year
 from model.market.contracts import contract_from_terms
 from model.market.sites import Batch, Site
 from model.scenario.loading import load_scenario_dict
+from model.scenario.schema import by_year
 
 
 def test_values_by_year_carry_forward_and_grow_after_the_last_entry():
@@ -53,7 +53,7 @@ def test_a_new_system_ramps_geometrically_from_first_shipment_to_volume(model):
     k = "gb300_nvl72"
     first, volume = sup.first[k], sup.volume[k]
     ramp = [sup.ramp_fraction(k, t) for t in range(first - 1, volume + 2)]
-    assert ramp[0] == 0.0 and ramp[1] == pytest.approx(sup.p["ramp_first_month_fraction"])
+    assert ramp[0] == 0.0 and ramp[1] == pytest.approx(sup.p.ramp_first_month_fraction)
     assert all(b > a for a, b in zip(ramp[1:-2], ramp[2:-1], strict=False)) and ramp[-1] == ramp[-2] == 1.0
 
 
@@ -65,33 +65,118 @@ def test_the_expected_wait_grows_with_the_queue_and_counts_months_to_first_shipm
     assert waits == sorted(waits) and waits[-1] > waits[0]
 
 
+class Consignee:
+    """A stand-in buyer: NVIDIA delivers to anything with a name and `receive` (the supplier's narrow interface)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.received = 0
+
+    def receive(self, system: str, units: int, paid_usd: float, month: int) -> None:
+        self.received += units
+
+
 def test_allocation_favours_big_orders_never_exceeds_an_order_and_ships_everything_it_can():
     params = load_scenario_dict("scenarios/baseline.toml")
     model = MarketModel.from_params({**params, "end": "2024-12"}, seed=0)  # not stepped: no orders yet
     sup = model.supplier
-    buyers = list(model.buyers.values())
-    big, small = buyers[0], buyers[1]
+    big, small = Consignee("big"), Consignee("small")
     k = "hgx_h200"
     sup.place_order(big, k, 900, 1.0)
     sup.place_order(small, k, 100, 1.0)
-    received: dict[str, int] = {}
 
-    def allocate(units: int) -> None:
-        received.clear()
-        original = type(big).receive
-        try:
-            type(big).receive = lambda self, key, n, paid, t: received.__setitem__(self.name, n)
-            sup._allocate(systems()[k], units, t=6)
-        finally:
-            type(big).receive = original
+    def allocate(units: int) -> tuple[int, int]:
+        before = big.received, small.received
+        sup.allocate(systems()[k], units, t=6)
+        return big.received - before[0], small.received - before[1]
 
-    allocate(500)
-    assert sum(received.values()) == 500
-    exponent = sup.p["order_size_exponent"]
+    to_big, to_small = allocate(500)
+    assert to_big + to_small == 500
+    exponent = sup.p.order_size_exponent
     share_big = 900**exponent / (900**exponent + 100**exponent)
-    assert received[big.name] == pytest.approx(500 * share_big, abs=1)  # (units outstanding)^exponent
+    assert to_big == pytest.approx(500 * share_big, abs=1)  # (units outstanding)^exponent
     assert sup.backlog_units(k) == 500
-    left_big, left_small = (sup.orders[k][b.name].units_outstanding for b in (big, small))
-    allocate(495)  # more than the big order's share can take: it is capped and the rest goes to the small one
-    assert received[big.name] == left_big and received[small.name] == 495 - left_big <= left_small
+    left_big, left_small = (sup.orders[k][name].units_outstanding for name in ("big", "small"))
+    to_big, to_small = allocate(495)  # more than the big order's share can take: it is capped, the rest goes on
+    assert to_big == left_big and to_small == 495 - left_big <= left_small
     assert sup.backlog_units(k) == 5 == sum(o.units_outstanding for o in sup.orders[k].values())
+    assert "big" not in sup.orders[k]  # a filled order is closed
+
+
+def test_a_treasury_lets_unplaced_budget_lapse_and_borrows_against_backlog():
+    from model.market.money import CapexPlan, DebtTerms, Treasury
+
+    plan = CapexPlan({"2025": 12.0}, growth_after_guidance=0.0, systems_share=0.5, multiplier=1.0, own_share=0.5)
+    assert plan.monthly_budget_usd(2025) == pytest.approx(12e9 * 0.5 * 0.5 / 12)
+    assert plan.monthly_spending_usd(2025) == pytest.approx(12e9 * 0.5 / 12)  # debt-funded spending included
+    treasury = Treasury(plan, carry_months=3, debt=DebtTerms(multiple_of_backlog=0.5, lag_months=2))
+    backlog: dict[int, float] = {}
+    for _ in range(12):  # nothing is ordered: budget beyond three months of it lapses
+        treasury.accrue(2025, lambda lag: backlog.get(lag, 0.0))
+    monthly = plan.monthly_budget_usd(2025)
+    assert treasury.budget_cum_usd == pytest.approx(3 * monthly)
+    assert treasury.budget_lapsed_usd == pytest.approx(9 * monthly) and treasury.debt_usd == 0.0
+    backlog[2] = 10e9
+    treasury.accrue(2025, lambda lag: backlog.get(lag, 0.0))
+    assert treasury.debt_usd == pytest.approx(5e9)  # half the backlog of contracts signed two months ago
+    backlog[2] = 2e9
+    treasury.accrue(2025, lambda lag: backlog.get(lag, 0.0))
+    assert treasury.debt_usd == pytest.approx(5e9)  # debt raised stays raised
+    assert treasury.budget_cum_usd == 0.0  # money beyond the carry, debt included, lapses from the budget
+    treasury.commit(1e9)
+    treasury.pay(0.4e9)
+    assert treasury.cash_usd() == pytest.approx(5e9 - 1e9) and treasury.capex_usd == 0.4e9
+
+
+def test_the_contract_book_answers_for_providers_labs_and_the_market():
+    from model.market.contracts import ContractBook
+
+    book = ContractBook()
+    a = contract_from_terms("openai", "coreweave", 0, 6, 2, 1e9, "hgx_b200", 3.0)
+    b = contract_from_terms("meta_ai", "coreweave", 3, 3, 1, 1e9, "hgx_b200", 3.0)
+    c = contract_from_terms("openai", "oracle", 4, 4, 1, 2e9, "hgx_b200", 3.0)
+    for contract in (a, b, c):
+        book.add(contract)
+    assert len(book) == 3 and book.of_provider("coreweave", 5) == [a, b] and book.of_lab("openai", 5) == [a, c]
+    assert book.sold_h100e("coreweave", 5) == pytest.approx(a.h100e + b.h100e)
+    assert book.sold_h100e("coreweave", 5, excluding="openai") == pytest.approx(b.h100e)
+    assert book.backlog_usd("coreweave", 5, signed_by=2) == pytest.approx(a.remaining_value_usd(5))  # not b yet
+    assert book.held_h100e_by_provider("openai", 5) == {"oracle": pytest.approx(c.h100e)}  # a starts in month 6
+    assert book.active_h100e(5) == pytest.approx(b.h100e + c.h100e)
+    assert book.annual_cost_usd("openai", 5) == pytest.approx(a.annual_cost_usd + c.annual_cost_usd)
+    # once over, a contract counts for nothing: b ends in month 15, c in 16
+    assert book.of_provider("coreweave", 15) == [a] and book.sold_h100e("coreweave", 15) == pytest.approx(a.h100e)
+    assert book.active_h100e(16) == pytest.approx(a.h100e) and len(book) == 3
+
+
+def test_system_prices_fall_with_age_to_the_floor_and_rentals_rise_with_scarcity():
+    from model.market.pricing import rental_usd_per_gpu_hour, system_price_usd
+    from model.scenario import load_scenario
+
+    scenario = load_scenario("scenarios/baseline.toml")
+    s = systems()["gb200_nvl72"]
+    prices = [system_price_usd(s, age, scenario.supplier) for age in range(0, 121, 6)]
+    assert prices == sorted(prices, reverse=True) and prices[-1] == s.price_usd_low
+    assert system_price_usd(s, -5, scenario.supplier) == prices[0]  # before first shipment: the launch price
+    terms = scenario.rental
+    plain = rental_usd_per_gpu_hour(s, prices[0], terms, backlog_units=0, output_units=100, contracted_share=0.0)
+    scarce = [rental_usd_per_gpu_hour(s, prices[0], terms, backlog, 100, share)
+              for backlog, share in ((100, 0.0), (300, 0.0), (0, 0.9), (10_000, 1.0))]
+    assert plain < scarce[0] < scarce[1] and plain < scarce[2]
+    assert max(scarce) == pytest.approx(plain * (1 + terms.scarcity_premium))  # the premium is bounded
+
+
+def test_the_market_imports_the_core_of_mesa_and_the_rest_on_demand():
+    """Mesa's package imports grids and networks (scipy.spatial, networkx) the market never uses; the market
+    leaves them out of a fresh process, and asking Mesa for anything else still gets the whole package."""
+    import subprocess
+    import sys
+
+    code = ("import sys, model.market\n"
+            "light = not any(m in sys.modules for m in ('scipy.spatial', 'networkx'))\n"
+            "import mesa\n"
+            "from model.market.agents import Buyer\n"
+            "print(light, issubclass(Buyer, mesa.Agent), mesa.__version__.startswith('3.5'), bool(mesa.space),\n"
+            "      'scipy.spatial' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.split() == ["True", "True", "True", "True", "True"]

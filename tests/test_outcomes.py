@@ -246,3 +246,144 @@ def test_run_summary_prints_these_outcomes(short_run):
             + ", ".join(f"{y} {v:.0f}" for y, v in yearly.items())) in lines
     assert any(line.startswith("NVIDIA revenue by NVIDIA fiscal year, Feb-Jan (USD bn, full years): FY2025 ")
                and "FY2024" not in line and "FY2027" not in line for line in lines)
+
+
+# -- compute by system, vendor and owner; labs; capex; shipments; differences --------------------------------------
+def _catalog(key: str):
+    from model.hardware import systems
+
+    return systems()[key]
+
+
+def test_generation_mix_weighs_gpus_by_the_catalogs_h100e_and_vendor_shares_sum_to_one():
+    a = agents_table([("2025-01", "x", "lab", 0), ("2025-01", "y", "hyperscaler", 0)])
+    a["gpus_online_hgx_h100"] = [10, 0]
+    a["gpus_online_gb200_nvl72"] = [0, 5]
+    mix = O.generation_mix(a).set_index("system")
+    per_gpu = _catalog("gb200_nvl72").bf16_dense_tflops / 989.0
+    assert mix.loc["hgx_h100", "h100e"] == pytest.approx(10.0)
+    assert mix.loc["gb200_nvl72", "h100e"] == pytest.approx(5 * per_gpu)
+    assert mix["share"].sum() == pytest.approx(1.0) and set(mix["vendor"]) == {"NVIDIA"}
+    by_kind = O.generation_mix(a, by=["kind"]).set_index(["kind", "system"])
+    assert by_kind.loc[("lab", "hgx_h100"), "share"] == 1.0 and by_kind.loc[("lab", "gb200_nvl72"), "gpus"] == 0
+    vendor = O.compute_shares(a, by="vendor")
+    assert vendor["vendor"].tolist() == ["NVIDIA"] and vendor["share"].tolist() == [1.0]
+    with pytest.raises(ValueError, match="by"):
+        O.compute_shares(a, by="country")
+
+
+def test_shares_by_owner_and_kind_and_their_mean_across_runs():
+    rows = [("2025-01", "a", "lab", 30, 0, 0), ("2025-01", "b", "hyperscaler", 70, 0, 0),
+            ("2025-01", "a", "lab", 50, 0, 1), ("2025-01", "b", "hyperscaler", 50, 0, 1)]
+    shares = O.compute_shares(agents_table(rows), by="agent")
+    assert shares.set_index(["run", "agent"])["share"].to_dict() == pytest.approx(
+        {(0, "a"): 0.3, (0, "b"): 0.7, (1, "a"): 0.5, (1, "b"): 0.5})
+    mean = O.mean_shares(shares, "agent").set_index("agent")
+    assert mean["share"].to_dict() == pytest.approx({"a": 0.4, "b": 0.6}) and mean["share"].sum() == pytest.approx(1)
+    assert (mean["runs"] == 2).all()
+    kinds = O.compute_shares(agents_table(rows), by="kind")
+    assert kinds.groupby("run")["share"].sum().tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_what_largest_cluster_means_follows_the_columns():
+    assert "fastest" in O.largest_cluster_meaning(["largest_cluster_gpus", "frontier_run_days"])
+    assert not O.has_largest_cluster(["largest_cluster_gpus"])
+    new = ["largest_cluster_gpus", "reference_run_cluster_gpus"]
+    assert O.has_largest_cluster(new) and "largest single training cluster" in O.largest_cluster_meaning(new)
+
+
+def _lab_tables():
+    months = [f"2025-{m:02d}" for m in range(1, 13)] + [f"2026-{m:02d}" for m in range(1, 13)] + ["2027-01"]
+    agents = agents_table([(m, "lab1", "lab", 7) for m in months] + [(m, "cloud", "hyperscaler", 1000)
+                                                                      for m in months])
+    events = events_table([("2025-03", "lab1", "contract_signed", "hgx_h100", 100),
+                           ("2025-06", "lab1", "contract_signed", "gb200_nvl72", 10)])
+    events["detail"] = ["cloud: $1B over 1 years (offer)", "cloud: $2B over 5 years (announced)"]
+    return agents, events
+
+
+def test_lab_compute_adds_contracts_from_signing_for_their_duration():
+    agents, events = _lab_tables()
+    c = O.contracts_signed(events)
+    assert c["provider"].tolist() == ["cloud", "cloud"] and c["duration_months"].tolist() == [12, 60]
+    assert c["end"].tolist() == [month("2026-03"), month("2030-06")]
+    got = O.lab_compute(agents, events).set_index("date")
+    assert set(got["agent"]) == {"lab1"} and (got["contracted_from"] == "events").all()
+    gb200 = 10 * _catalog("gb200_nvl72").bf16_dense_tflops / 989.0
+    assert got.loc[month("2025-02"), "contracted_h100e"] == 0
+    assert got.loc[month("2025-03"), "contracted_h100e"] == pytest.approx(100)
+    assert got.loc[month("2025-06"), "contracted_h100e"] == pytest.approx(100 + gb200)
+    assert got.loc[month("2026-03"), "contracted_h100e"] == pytest.approx(gb200)  # the one-year contract ended
+    assert (got["reachable_h100e"] == got["owned_h100e"] + got["contracted_h100e"]).all()
+    assert (got["owned_h100e"] == 7).all()
+
+
+def test_lab_compute_reads_the_markets_columns_when_they_exist():
+    agents, events = _lab_tables()
+    agents = agents.assign(reachable_h100e=agents["h100e"] + 5.0)
+    got = O.lab_compute(agents, events)
+    assert (got["contracted_from"] == "table").all() and (got["contracted_h100e"] == 5.0).all()
+
+
+def test_training_runs_parse_flop_and_days():
+    events = events_table([("2025-01", "lab1", "training_run_started", "", 4096),
+                           ("2025-02", "lab1", "training_run_finished", "", 0)])
+    events["detail"] = ["5.00e+25 FLOP, 30 days", "5.00e+25 FLOP"]
+    agents = agents_table([("2025-01", "lab1", "lab", 0)])
+    runs = O.training_runs(events, agents)
+    assert runs[["agent", "kind", "flop", "days", "gpus"]].values.tolist() == [["lab1", "lab", 5e25, 30.0, 4096]]
+
+
+def test_capex_per_year_is_the_change_of_the_cumulative_column():
+    months = [f"2024-{m:02d}" for m in range(1, 13)] + [f"2025-{m:02d}" for m in range(1, 7)]
+    a = agents_table([(m, "x", "hyperscaler", 0) for m in months])
+    a["capex_usd_cumulative"] = [float(i + 1) for i in range(len(months))]  # 1 USD a month
+    got = O.capex(a, partial="flag").set_index("period")
+    assert got["capex_usd"].to_dict() == {"2024": 12.0, "2025": 6.0}
+    assert got["complete"].to_dict() == {"2024": True, "2025": False}
+    assert O.capex(a)["period"].tolist() == ["2024"]
+    fiscal = O.capex(a, period="fiscal_year", partial="flag").set_index("period")["capex_usd"]
+    assert fiscal.to_dict() == {"FY2024": 1.0, "FY2025": 12.0, "FY2026": 5.0}
+
+
+def test_shipments_and_backlog_in_gpus_use_the_catalogs_gpus_per_system():
+    m = market_table("2024-02", [0.0] * 4)
+    m["units_shipped_gb200_nvl72"] = [1, 2, 3, 4]
+    m["units_shipped_hgx_h100"] = [10, 0, 0, 0]
+    m["backlog_units_gb200_nvl72"] = [5, 0, 0, 0]
+    ship = O.shipments(m).set_index(["period", "system"])
+    q1, q2 = ship.loc[("Q1 FY2025", "gb200_nvl72")], ship.loc[("Q2 FY2025", "gb200_nvl72")]
+    assert q1["units"] == 6 and q1["gpus"] == 432 and bool(q1["complete"])
+    assert ship.loc[("Q1 FY2025", "hgx_h100"), "gpus"] == 80 and ship.loc[("Q1 FY2025", "hgx_h100"), "h100e"] == 80
+    assert not q2["complete"] and q2["units"] == 4
+    assert O.shipments(m, partial="drop")["period"].unique().tolist() == ["Q1 FY2025"]
+    b = O.backlog(m).set_index(["date", "system"])
+    assert b.loc[(month("2024-02"), "gb200_nvl72"), "backlog_gpus"] == 360
+
+
+def test_differences_pair_runs_by_seed_and_the_noise_band_is_two_baseline_seeds_apart():
+    values = pd.DataFrame({"label": ["base"] * 3 + ["alt"] * 3, "run": [0, 1, 2, 0, 1, 2], "year": 2025,
+                           "x": [10.0, 12.0, 14.0, 11.0, 15.0, np.nan]})
+    seeds = pd.DataFrame({"label": ["base"] * 3 + ["alt"] * 3, "run": [0, 1, 2, 0, 1, 2],
+                          "seed": [0, 1, 2, 1, 2, 0]})
+    got = O.differences(values, seeds, ["year"], "x", "base").iloc[0]
+    # alt seed 1 = 11 vs base seed 1 = 12 -> -1; alt seed 2 = 15 vs base seed 2 = 14 -> +1; seed 0 never reached
+    assert bool(got["paired"]) and got["runs"] == 2 and got["delta"] == 0.0
+    assert got["delta_p05"] == pytest.approx(-0.9) and got["delta_p95"] == pytest.approx(0.9)
+    diffs = np.array([-2, -4, 2, -2, 4, 2], dtype=float)
+    assert (got["noise_p05"], got["noise_p95"]) == (pytest.approx(np.quantile(diffs, 0.05)),
+                                                    pytest.approx(np.quantile(diffs, 0.95)))
+    unpaired = O.differences(values, seeds.assign(seed=[0, 1, 2, 7, 8, 9]), ["year"], "x", "base").iloc[0]
+    assert not unpaired["paired"] and unpaired["delta"] == 13.0 - 12.0 and np.isnan(unpaired["delta_p05"])
+
+
+def test_real_run_generation_mix_adds_up_to_the_agents_h100e(short_run):
+    src = read_folder(short_run)
+    mix = O.generation_mix(src.agents, by=["agent"])
+    got = mix.groupby(["date", "agent"])["h100e"].sum()
+    want = src.agents.set_index(["date", "agent"])["h100e"]
+    np.testing.assert_allclose(got.loc[want.index], want, rtol=1e-9)
+    runs = O.training_runs(src.events, src.agents)
+    assert len(runs) and runs["flop"].notna().all() and (runs["kind"] == "lab").all()
+    reach = O.lab_compute(src.agents, src.events)
+    assert (reach["reachable_h100e"] >= reach["owned_h100e"]).all() and (reach["contracted_h100e"] > 0).any()

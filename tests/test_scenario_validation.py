@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from model.errors import InputError
-from model.scenario import apply_overrides, load_scenario_dict
+from model.scenario import apply_overrides, load_scenario_dict, validate
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -99,8 +99,6 @@ def test_a_child_can_add_an_anchor_anywhere_in_a_dated_series(folder):
 
 
 def test_anchors_out_of_order_in_a_parameter_tree_are_refused():
-    from model.scenario.schema import validate
-
     params = load_scenario_dict(SCENARIOS / "baseline.toml")
     params["max_campus_mw"] = {"2026-01": 1500, "2025-01": 1000}
     with pytest.raises(InputError, match=r"parameters: max_campus_mw.2025-01: expected dates in increasing order"):
@@ -156,8 +154,14 @@ def test_good_overrides_keep_types_and_do_not_modify_the_input():
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.name)
-def test_every_shipped_scenario_is_valid(path):
-    assert load_scenario_dict(path)["start"] == "2024-01"
+def test_every_shipped_scenario_is_valid_and_changes_the_baseline_somewhere(path):
+    from model.scenario import load_scenario
+
+    scenario = load_scenario(path)
+    assert scenario.start == "2024-01" and all(getattr(scenario, kind) for kind in ("hyperscaler", "neocloud", "lab"))
+    assert validate(scenario.tree, "parameters") == scenario  # the recorded tree gives the same scenario back
+    if path.name != "baseline.toml":  # a story that changes nothing is not a scenario
+        assert scenario.tree != load_scenario_dict(SCENARIOS / "baseline.toml")
 
 
 def test_cli_exits_2_with_one_line_and_writes_nothing(folder):
@@ -179,3 +183,55 @@ def test_cli_exits_2_with_one_line_and_writes_nothing(folder):
                            "--seed", "-1"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--seed: expected a whole number >= 0, got '-1'" in proc.stderr
     assert not out.exists()
+
+
+def test_kind_specific_fields_are_required_on_their_kind_and_refused_on_others(folder):
+    with pytest.raises(InputError, match=r"x.toml: kinds.hyperscaler.debt_multiple_of_backlog: unknown key"):
+        load_scenario_dict(child(folder, "[kinds.hyperscaler]\ndebt_multiple_of_backlog = 0.3\n"))
+    base = folder / "baseline.toml"
+    text = base.read_text()
+    lab_table = text.index("[kinds.lab]")
+    base.write_text(text[:lab_table] + text[lab_table:].replace("contract_years = 5", "", 1))
+    with pytest.raises(InputError, match=r"baseline.toml: kinds.lab.contract_years: missing; expected a value here"):
+        load_scenario_dict(child(folder, ""))
+
+
+def test_validation_gives_frozen_typed_models_with_defaults_filled_in():
+    from pydantic import ValidationError
+
+    from model.scenario import load_scenario
+    from model.scenario.schema import LabKind, NeocloudKind
+
+    scenario = load_scenario(SCENARIOS / "baseline.toml", ["kinds.neocloud.pue=1.3"])
+    assert isinstance(scenario.kinds.neocloud, NeocloudKind) and isinstance(scenario.kinds.lab, LabKind)
+    assert scenario.kinds.neocloud.pue == 1.3 and isinstance(scenario.kinds.neocloud.debt_multiple_of_backlog, float)
+    assert scenario.lab["anthropic"].capex_usd_bn == {} and scenario.lab["openai"].power_mw_start == 0.0
+    assert scenario.supplier.volume_delay_months == {}  # a default, not in the file
+    assert "volume_delay_months" not in scenario.tree["supplier"]  # the tree is what the files and --set say
+    with pytest.raises(ValidationError):
+        scenario.kinds.neocloud.pue = 2.0
+    tree = scenario.tree
+    tree["end"] = "2099-12"
+    assert scenario.tree["end"] == "2030-12"  # `tree` is a copy
+
+
+def test_a_run_validates_its_scenario_once(monkeypatch):
+    from model.market import run_params
+    from model.scenario import load_scenario, validation
+
+    calls = []
+    check = validation.check
+    monkeypatch.setattr(validation, "check", lambda tree: calls.append(1) or check(tree))
+    scenario = load_scenario(SCENARIOS / "baseline.toml", ["end=2024-03", "kinds.neocloud.pue=1.3"])
+    run_params(scenario, seed=0)
+    assert len(calls) == 1
+
+
+def test_a_problem_only_an_override_causes_is_blamed_on_the_override_and_one_in_the_file_on_the_file(folder):
+    from model.scenario import load_scenario
+
+    with pytest.raises(InputError, match=r"^--set: end: expected a month on or after start \(2031-01\)"):
+        load_scenario(SCENARIOS / "baseline.toml", ["start=2031-01"])
+    path = child(folder, "[rental]\nutilization = 7\n")
+    with pytest.raises(InputError, match=r"x.toml: rental.utilization: expected a number < 1, got 7"):
+        load_scenario(path, ["kinds.neocloud.pue=1.3"])

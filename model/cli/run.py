@@ -77,12 +77,10 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: `airace --help` and the other commands do not pay for pandas and the market.
     from model.market import run_params
     from model.results.folders import write_result_folder
-    from model.scenario import apply_overrides, load_scenario_dict, scenario_hash
+    from model.scenario import load_scenario, scenario_hash
 
     path = Path(args.scenario)
-    params = apply_overrides(load_scenario_dict(path), list(args.set))
-    params.pop("sweep", None)  # a scenario's [sweep] table is for `airace sweep`, not the model
-    result = run_params(params, seed=args.seed)
+    result = run_params(load_scenario(path, args.set), seed=args.seed)  # validated once; [sweep] is not used
     manifest = {"scenario_file": str(path), "scenario_sha256": scenario_hash(path), "overrides": list(args.set),
                 **result.manifest}
     out = Path(args.out) if args.out else Path("results") / path.stem

@@ -9,7 +9,10 @@ from importlib.metadata import version
 
 import pandas as pd
 
-from model.market.model import EVENT_COLUMNS, MarketModel
+from model.capability.table import CapabilityTable
+from model.market.events import EVENT_COLUMNS
+from model.market.model import MarketModel
+from model.scenario import Scenario, validate
 
 
 @dataclass
@@ -25,12 +28,15 @@ class Results:
         return {"agents": self.agents, "market": self.market, "events": self.events}
 
 
-def run_params(params: dict, seed: int = 0) -> Results:
-    """Run a resolved, validated parameter tree for one seed (scenario files: `model.scenario.load_scenario_dict`
-    and `apply_overrides` first)."""
+def run_params(params: Scenario | dict, seed: int = 0, capability: CapabilityTable | None = None) -> Results:
+    """Run a scenario for one seed: a validated `Scenario` (`model.scenario.load_scenario`), or a resolved
+    parameter tree, validated here. `capability`: the scenario's capability table (default: the one
+    `model.capability.build` keeps for it in this process). The manifest's `parameters` is the plain tree (without
+    `[sweep]`)."""
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat()
-    m = MarketModel.from_params(params, seed=seed)
+    scenario = params if isinstance(params, Scenario) else validate(params, "parameters")
+    m = MarketModel.from_params(scenario, seed=seed, capability=capability)
     m.run()
     res = Results(m.agents_frame(), m.market_frame(), m.events_frame())
     try:
@@ -38,7 +44,7 @@ def run_params(params: dict, seed: int = 0) -> Results:
     except Exception:  # noqa: BLE001
         pkg = "unknown"
     res.manifest = {
-        "parameters": params,
+        "parameters": {key: value for key, value in scenario.tree.items() if key != "sweep"},
         "seed": seed,
         "package_version": pkg,
         "start_time": started,

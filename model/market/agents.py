@@ -1,481 +1,297 @@
-"""The buyers: providers (hyperscalers, neoclouds), labs and the rest of the market.
+"""The buyers: providers (hyperscalers, neoclouds), labs and the rest of the market, as Mesa agents made of parts.
 
-Every buyer has a capex budget, datacenter sites with power online, construction under way, orders at NVIDIA,
-systems in transit and in integration, and GPUs online. Each month it (1) accrues budget and financing, (2) finishes
-and starts power builds, (3) orders the system its performance model says delivers most for its money and spare
-power — or pre-orders the next generation when that is enough better and close enough — and, after NVIDIA ships,
-(4) takes deliveries, integrates them and places them into sites with free power.
+A buyer is a treasury (`money`), a power plan (`power`), a fleet of sites and clusters (`fleet`), systems on their
+way (`deliveries`), an order book at NVIDIA (`procurement`) and its firsts (`events`). Each month, in `step`, it
+accrues budget and financing, finishes power builds, orders and plans new power; after NVIDIA ships, in `advance`,
+it retires old GPUs, takes deliveries and places what finished integration into sites with free power. Providers
+also offer capacity to labs; labs also train frontier models and sign contracts for capacity. Buyers call NVIDIA
+(orders) and providers (offers); NVIDIA delivers back through `receive` only.
 """
 
 from __future__ import annotations
 
 import math
-
-import mesa
+from collections.abc import Iterable
 
 from model.hardware.systems import systems
-from model.market import capability
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
-from model.market.sites import Batch, Build, Site
+from model.market.deliveries import Inbound, Shipment
+from model.market.events import Milestones
+from model.market.fleet import Fleet
+from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
+from model.market.power import PowerPlan
+from model.market.procurement import Procurement, ProcurementTerms
+from model.market.sites import Cluster
+from model.market.training import FrontierRuns
+from model.scenario import schema
+from model.scenario.mesa_core import Agent
+
+NO_CLUSTER = Cluster(None, 0)  # type: ignore[arg-type]
 
 
-def by_year(table: float | dict[str, float], year: int, growth_after: float = 0.0) -> float:
-    """A scenario value given as a number or as a table by calendar year: a year without an entry takes the latest
-    earlier entry (the first entry before the table starts), and years after the last entry grow from it by
-    `growth_after` a year."""
-    if not isinstance(table, dict):
-        return float(table)
-    if not table:
-        return 0.0
-    years = sorted(int(y) for y in table)
-    known = [y for y in years if y <= year]
-    if not known:
-        return float(table[str(years[0])])
-    value = float(table[str(known[-1])])
-    return value * (1 + growth_after) ** (year - known[-1]) if known[-1] == years[-1] else value
-
-
-def best_cluster(model, options: list[tuple[str, int]]) -> tuple[str | None, int]:
-    """The (system, GPUs) option that trains the scenario's reference frontier run fastest; options on which it
-    does not fit rank by H100-equivalents. (None, 0) when there is nothing."""
+def best_cluster(model, options: Iterable[tuple[str, int]]) -> Cluster:
+    """The option that trains the scenario's reference frontier run fastest; options on which it does not fit rank
+    by H100-equivalents. `NO_CLUSTER` when there is nothing."""
     biggest: dict[str, int] = {}
-    for k, g in options:  # per pacing system only the biggest cluster can be the best
+    for k, g in options:  # per pacing system only the biggest cluster can be the best (days fall with GPUs)
         if g > biggest.get(k, 0):
             biggest[k] = g
-    options = list(biggest.items())
-    if not options:
-        return None, 0
-    ref = model.params["reference_frontier_flop"]
+    if not biggest:
+        return NO_CLUSTER
+    reference_days = model.capability.reference_run_days
+    catalog = systems()
 
     def rank(option: tuple[str, int]) -> tuple[bool, float, float]:
         k, g = option
-        days = capability.frontier_run_days(k, g, ref, model.params["frontier"]["precision"])
-        return days is not None, -(days or 0.0), g * systems()[k].h100e_per_gpu
+        days = reference_days(k, g)
+        return days is not None, -(days or 0.0), g * catalog[k].h100e_per_gpu
 
-    return max(options, key=rank)
+    return Cluster(*max(biggest.items(), key=rank))
 
 
-class Buyer(mesa.Agent):
+class Buyer(Agent):
     """Anything that buys, powers and runs NVIDIA systems."""
 
-    def __init__(self, model, name: str, kind: str, p: dict, kp: dict):
+    def __init__(self, model, name: str, kind: str, terms: schema.KindBase, plan: BudgetPlan, *,
+                 debt: DebtTerms | None = None, add_mw_per_year: float | dict[str, float] = 0.0,
+                 power_mw_start: float = 0.0, power_mw_under_construction: float = 0.0,
+                 fleet_start: dict[str, int] | None = None):
         super().__init__(model)
-        self.name, self.kind, self.p, self.kp = name, kind, p, kp
+        spec = model.spec
         keys = model.system_keys
-        self.pue = float(kp["pue"])
-        self.sites: list[Site] = []
-        self.open_sites: list[Site] = []  # sites with free power (placement looks only here)
-        self.pipeline: list[Build] = []
-        self.in_transit: list[tuple[str, int, int]] = []  # (system, gpus, arrival month)
-        self.integrating: list[tuple[str, int, int]] = []  # (system, gpus, ready month)
-        self.delivered = dict.fromkeys(keys, 0)  # GPUs
-        self.ordered = dict.fromkeys(keys, 0)  # GPUs ordered
-        self.preordered = dict.fromkeys(keys, 0)  # GPUs ordered before the system shipped
-        self.retired = dict.fromkeys(keys, 0)
+        self.name, self.kind, self.terms = name, kind, terms
+        self.milestones = Milestones(self._record_now)
+        self.treasury = Treasury(plan, terms.budget_carry_months, debt)
+        slow = spec.power_lead_time_multiplier
+        self.power = PowerPlan(lead_months=round(terms.construction_lead_months * slow),
+                               delay_max_months=round(terms.construction_delay_max_months * slow),
+                               buffer_months=terms.power_buffer_months, min_build_mw=terms.min_build_mw,
+                               add_mw_per_year=add_mw_per_year)
+        self.fleet = Fleet(name, terms.pue, spec.fabric_max_gpus, terms.power_unconstrained, keys,
+                           model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
+        self.inbound = Inbound(keys, spec.transit_months, terms.integration_lag_months)
+        self.procurement = Procurement(
+            self, model.supplier, model.capability, self.treasury,
+            ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
+                             spec.choice_sharpness, spec.choice_min_weight, terms.pue),
+            keys, self.spare_mw, self.milestones.first)
         self.start_fleet = dict.fromkeys(keys, 0)
-        self.budget_cum_usd = 0.0
-        self.budget_lapsed_usd = 0.0
-        self.debt_usd = 0.0  # borrowed against contract backlog (neoclouds); once raised, it stays raised
-        self.contract_funding_usd = 0.0  # customers' money for contracts delivered on schedule
-        self.committed_usd = 0.0  # value of every order placed
-        self.capex_usd = 0.0  # paid on shipment
-        self.build_started_mw_by_year: dict[int, float] = {}
-        self.contract_allowance_mw_by_year: dict[int, float] = {}
-        self.contracts_as_provider: list[Contract] = []
-        self.firsts: set[tuple[str, str]] = set()
-        self.value_cache: dict[str, float] = {}
-        self.placements = 0  # changes whenever GPUs go online or retire (keys the cluster cache)
-        self._largest_cache: tuple[tuple[int, int], tuple[str | None, int]] = ((-1, -1), (None, 0))
-        self._clusters_cache: tuple[tuple[int, int], list[tuple[str, int]]] = ((-1, -1), [])
-        self._budget_by_year: dict[int, float] = {}
-        self._start_state(p, kp)
+        self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
+        self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
+        self._start_state(power_mw_start, power_mw_under_construction, fleet_start or {})
 
-    def _start_state(self, p: dict, kp: dict) -> None:
+    def _start_state(self, power_mw_start: float, under_construction_mw: float, fleet_start: dict[str, int]) -> None:
         """Power, construction and fleet at the start. Sites that exist at the start are of the size campuses had
         then (`start_site_mw`); power under construction arrives evenly over one lead time. The starting fleet is
         online from the start."""
-        start_site = float(kp["start_site_mw"])
-        mw = float(p.get("power_mw_start", 0.0))
+        mw = power_mw_start
         while mw > 1e-9:
-            size = min(mw, start_site)
-            self._new_site(size)
+            size = min(mw, self.terms.start_site_mw)
+            self.fleet.new_site(size)
             mw -= size
-        building = float(p.get("power_mw_under_construction", 0.0))
-        lead = max(1, round(kp["construction_lead_months"] * self.model.params["power_lead_time_multiplier"]))
-        for month in range(lead):
-            self.pipeline.append(Build(building / lead, -1, month))
-        for k, gpus in p.get("fleet_start", {}).items():
-            self.start_fleet[k] += int(gpus)
-            self.integrating.append((k, int(gpus), 0))
-        self.place_ready(month=0, online_month=-kp["fleet_start_age_months"], events=False)
+        lead = max(1, round(self.terms.construction_lead_months * self.model.spec.power_lead_time_multiplier))
+        self.power.start_under_construction(under_construction_mw, lead)
+        for k, gpus in fleet_start.items():
+            self.start_fleet[k] += gpus
+            self.inbound.integrating.append(Shipment(k, gpus, 0))
+        self.place_ready(month=0, online_month=-self.terms.fleet_start_age_months, events=False)
 
-    def skip_firsts(self, already_deployed: set[str]) -> None:
-        """The race is about generations that arrive during the run: systems some buyer already runs at the start
-        raise no first_delivery, first_online or first_cluster_at_scale events for anyone."""
-        for k in already_deployed:
-            self.firsts.update({("first_delivery", k), ("first_online", k), ("first_cluster_at_scale", k)})
+    def _record_now(self, event: str, system: str, gpus: int, detail: str = "") -> None:
+        self.model.add_event_now(self.name, event, system, gpus, detail)
 
-    # -- money --------------------------------------------------------------------------------------------------
-    def annual_capex_usd(self, year: int) -> float:
-        """Capex by calendar year (actuals and guidance), growing after the last year given."""
-        return by_year(self.p.get("capex_usd_bn", {}), year, self.kp["capex_growth_after_guidance"]) * 1e9
-
-    def monthly_budget_usd(self, year: int) -> float:
-        """The month's share of capex that goes to NVIDIA systems and is funded by the buyer itself (for a
-        neocloud, the equity-funded part; the rest it borrows against contracts, see `accrue`)."""
-        if year not in self._budget_by_year:
-            share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
-            own = self.kp.get("equity_funded_share", 1.0)
-            self._budget_by_year[year] = self.annual_capex_usd(year) * share * own * self.kp["capex_multiplier"] / 12
-        return self._budget_by_year[year]
-
-    def monthly_spending_usd(self, year: int) -> float:
-        """The month's NVIDIA-system spending in the capex plan, equity- and debt-funded alike."""
-        share = self.p.get("ai_systems_share", self.kp["ai_systems_share"])
-        return self.annual_capex_usd(year) * share * self.kp["capex_multiplier"] / 12
-
-    def accrue(self, year: int) -> None:
-        """Add the month's budget. Capex that could not be placed does not pile up without end: uncommitted budget
-        beyond `budget_carry_months` of spending lapses (guidance is cut, as CoreWeave's was in 2025)."""
-        monthly = self.monthly_budget_usd(year)
-        self.budget_cum_usd += monthly
-        carry = self.kp["budget_carry_months"] * monthly
-        excess = self.budget_cum_usd + self.financing_usd - self.committed_usd - carry
-        excess = min(excess, self.budget_cum_usd)
-        if excess > 0:
-            self.budget_cum_usd -= excess
-            self.budget_lapsed_usd += excess
-        multiple = self.kp.get("debt_multiple_of_backlog", 0.0)
-        if multiple:
-            t = self.model.time_index
-            closed = t - self.kp["financing_lag_months"]  # debt against a contract closes months after signing
-            backlog = sum(c.remaining_value_usd(t) for c in self.contracts_as_provider if c.signed_month <= closed)
-            self.debt_usd = max(self.debt_usd, multiple * backlog)
+    # -- what others read ---------------------------------------------------------------------------------------
+    @property
+    def capex_usd(self) -> float:
+        return self.treasury.capex_usd
 
     @property
-    def financing_usd(self) -> float:
-        """Money beyond the capex budget: debt plus contract funding."""
-        return self.debt_usd + self.contract_funding_usd
+    def ordered(self) -> dict[str, int]:
+        return self.procurement.ordered
 
-    def cash_usd(self) -> float:
-        return self.budget_cum_usd + self.financing_usd - self.committed_usd
+    @property
+    def preordered(self) -> dict[str, int]:
+        return self.procurement.preordered
 
-    # -- power --------------------------------------------------------------------------------------------------
-    def _add_power(self, mw: float) -> None:
-        """New power tops up the newest campus to the largest campus buildable now, then opens new sites."""
-        max_site = min(float(self.kp["max_site_mw"]), self.model.max_campus_mw())
-        if self.sites and self.sites[-1].mw < max_site:
-            top = min(mw, max_site - self.sites[-1].mw)
-            self.sites[-1].mw += top
-            if self.sites[-1] not in self.open_sites:
-                self.open_sites.append(self.sites[-1])
-            mw -= top
-        while mw > 1e-9:
-            size = min(mw, max_site)
-            self._new_site(size)
-            mw -= size
+    @property
+    def delivered(self) -> dict[str, int]:
+        return self.inbound.delivered
 
-    def _new_site(self, mw: float) -> None:
-        site = Site(f"{self.name}-{len(self.sites) + 1}", mw)
-        self.sites.append(site)
-        self.open_sites.append(site)
+    @property
+    def retired(self) -> dict[str, int]:
+        return self.fleet.retired
+
+    @property
+    def placements(self) -> int:
+        return self.fleet.placements
+
+    def monthly_spending_usd(self, year: int) -> float:
+        """NVIDIA-system spending in the capex plan in a month of `year` (0 for a buyer without one)."""
+        plan = self.treasury.plan
+        return plan.monthly_spending_usd(year) if isinstance(plan, CapexPlan) else 0.0
+
+    def gpus_online(self) -> dict[str, int]:
+        return self.fleet.gpus_online()
+
+    def h100e(self) -> float:
+        return self.fleet.h100e()
 
     def power_online_mw(self) -> float:
-        return sum(s.mw for s in self.sites)
+        return self.fleet.power_online_mw()
 
     def power_used_mw(self) -> float:
-        return sum(s.used_mw for s in self.sites)
+        return self.fleet.power_used_mw()
 
-    def _facility_kw_per_gpu(self, k: str) -> float:
-        return systems()[k].system_power_kw_per_gpu * self.pue
+    def clusters(self) -> list[Cluster]:
+        return self.fleet.clusters()
+
+    def largest_cluster(self) -> Cluster:
+        """This buyer's most capable training cluster: the one that trains the scenario's reference frontier run
+        fastest (by the capability table), else the most H100-equivalents."""
+        if self._largest[0] != self.fleet.placements:
+            self._largest = (self.fleet.placements, best_cluster(self.model, self.fleet.largest_by_pace().items()))
+        return self._largest[1]
+
+    def accessible_cluster(self) -> Cluster:
+        """The most capable cluster the buyer can train on."""
+        return self.largest_cluster()
+
+    # -- power --------------------------------------------------------------------------------------------------
+    def max_site_mw(self) -> float:
+        """The largest campus this buyer can have now (its kind's cap, and what anyone can power this month)."""
+        return min(self.terms.max_site_mw, self.model.max_campus_mw())
 
     def power_committed_mw(self) -> float:
         """Facility MW for everything online, integrating, in transit or on order."""
-        waiting = sum(g * self._facility_kw_per_gpu(k) for k, g, _ in self.integrating + self.in_transit)
-        on_order = 0.0
-        for k, orders in self.model.supplier.orders.items():
-            order = orders.get(self.name)
-            if order is not None:
-                on_order += order.units_outstanding * systems()[k].system_power_kw * self.pue
-        return self.power_used_mw() + (waiting + on_order) / 1000.0
+        kw = self.fleet.facility_kw_per_gpu
+        waiting = sum(g * kw(k) for k, g, _ in self.inbound.waiting())
+        return self.fleet.power_used_mw() + (waiting + self.procurement.on_order_kw()) / 1000.0
 
     def power_by_mw(self, month: float) -> float:
         """Facility MW online by `month`: sites now plus builds ready by then."""
-        return self.power_online_mw() + sum(b.mw for b in self.pipeline if b.ready_month <= month)
+        return self.fleet.power_online_mw() + self.power.ready_by_mw(month)
 
-    def lead_months(self) -> tuple[int, int]:
-        slow = self.model.params["power_lead_time_multiplier"]
-        return (round(self.kp["construction_lead_months"] * slow),
-                round(self.kp["construction_delay_max_months"] * slow))
+    def spare_mw(self, k: str, t: int) -> float:
+        """Facility MW free when an order of system k placed now would come online."""
+        if self.terms.power_unconstrained:
+            return math.inf
+        ready = t + self.model.supplier.expected_wait_months(k, t) + self.terms.integration_lag_months
+        return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
 
-    def build_allowance_mw(self, year: int) -> float:
-        """MW of construction the buyer can start in `year`: a number, or a table by year (the last year's value
-        carries forward)."""
-        extra = self.contract_allowance_mw_by_year.get(year, 0.0)
-        return by_year(self.p.get("power_add_mw_per_year", 0.0), year) + extra
+    def finish_builds(self, t: int) -> None:
+        for build in self.power.finished(t):
+            self.fleet.add_power(build.mw, self.max_site_mw())
+
+    def plan_power(self, t: int, year: int) -> None:
+        """Start construction when the power this buyer will need by the time a build started now is surely done
+        exceeds what it has or is building (spending ahead over that horizon, at the price of filling a MW with
+        the newest system), within the grid connections it can get this year."""
+        if self.terms.power_unconstrained:
+            return
+        usd_per_mw = self.model.best_usd_per_facility_mw(t, self.terms.pue)
+        spend_ahead = self.treasury.cash_usd() + sum(self._budgets_ahead(t))
+        need = self.power_committed_mw() + spend_ahead / usd_per_mw
+        gap = need - self.fleet.power_online_mw() - self.power.building_mw()
+        self.power.start(t, year, gap, self.model.rng)
+
+    def _budgets_ahead(self, t: int) -> list[float]:
+        """The monthly budgets of the months after t over which a build started in month t is surely done."""
+        horizon = self.power.horizon_months()
+        while len(self._monthly_budgets) < t + horizon + 1:
+            month = len(self._monthly_budgets)
+            self._monthly_budgets.append(self.treasury.monthly_budget_usd(self.model.year_at(month)))
+        return self._monthly_budgets[t + 1:t + horizon + 1]
 
     def fund_contract(self, contract: Contract) -> None:
         """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
         finance or prepayment, it does not lapse) and the grid connections for them, spread over the years until
         the contract starts."""
         s = systems()[contract.system]
-        t = self.model.time_index
+        t = self.model.month
         price_per_gpu = self.model.supplier.price_usd(contract.system, t) / s.gpus_per_system
-        self.contract_funding_usd += contract.gpus * price_per_gpu
-        mw = contract.gpus * s.system_power_kw_per_gpu * self.pue / 1000.0
-        years = range(self.model.year_at(t), self.model.year_at(max(contract.start_month, t)) + 1)
-        for year in years:
-            self.contract_allowance_mw_by_year[year] = self.contract_allowance_mw_by_year.get(year, 0.0) + mw / len(
-                years)
+        self.treasury.fund(contract.gpus * price_per_gpu)
+        mw = contract.gpus * s.system_power_kw_per_gpu * self.terms.pue / 1000.0
+        self.power.allow_for_contract(mw, range(self.model.year_at(t), self.model.year_at(max(contract.start_month,
+                                                                                              t)) + 1))
 
-    def finish_builds(self, t: int) -> None:
-        for build in [b for b in self.pipeline if b.ready_month <= t]:
-            self._add_power(build.mw)
-        self.pipeline = [b for b in self.pipeline if b.ready_month > t]
-
-    def plan_power(self, t: int, year: int) -> None:
-        """Start construction when the power this buyer will need by the time a build started now is surely done
-        (lead time, worst delay and a buffer) exceeds what it has or is building. Starts per year are bounded by the
-        grid connections it can get (`power_add_mw_per_year`)."""
-        if self.kp.get("power_unconstrained"):
-            return
-        lead, delay_max = self.lead_months()
-        usd_per_mw = self.model.best_usd_per_facility_mw(t, self.pue)
-        horizon = lead + delay_max + self.kp["power_buffer_months"]
-        spend_ahead = self.cash_usd() + sum(self.monthly_budget_usd(self.model.year_at(t + i))
-                                            for i in range(1, horizon + 1))
-        need = self.power_committed_mw() + spend_ahead / usd_per_mw
-        gap = need - self.power_online_mw() - sum(b.mw for b in self.pipeline)
-        allowance = self.build_allowance_mw(year) - self.build_started_mw_by_year.get(year, 0.0)
-        mw = min(gap, allowance)
-        if mw < self.kp["min_build_mw"]:
-            return
-        delay = int(self.model.rng.integers(0, delay_max + 1))
-        self.pipeline.append(Build(mw, t, t + lead + delay))
-        self.build_started_mw_by_year[year] = self.build_started_mw_by_year.get(year, 0.0) + mw
-
-    # -- procurement --------------------------------------------------------------------------------------------
-    def value_per_gpu(self, k: str) -> float:
-        """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving."""
-        if k not in self.value_cache:
-            jobs = self.model.params["reference_jobs"]
-            self.value_cache[k] = capability.value_per_gpu(k, jobs, self.kp["training_weight"])
-        return self.value_cache[k]
-
-    def score(self, k: str, t: int) -> float:
-        """H100-value per dollar of system k ordered now, discounted by the months until it would arrive."""
-        sup = self.model.supplier
-        wait = sup.expected_wait_months(k, t)
-        return self.value_per_gpu(k) / sup.price_usd(k, t) * systems()[k].gpus_per_system * math.exp(
-            -wait / self.kp["wait_tau_months"])
-
-    def spare_mw(self, k: str, t: int) -> float:
-        """Facility MW free when an order of system k placed now would come online."""
-        if self.kp.get("power_unconstrained"):
-            return math.inf
-        ready = t + self.model.supplier.expected_wait_months(k, t) + self.kp["integration_lag_months"]
-        return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
-
-    def procure(self, t: int) -> None:
-        """Spend the cash on hand across the systems on offer, in proportion to score^sharpness (a near-argmax that
-        still spreads orders when systems are close), each order bounded by the power free when it would arrive.
-        Systems not yet shipping can be pre-ordered within the buyer's lookahead."""
-        cash = self.cash_usd()
-        if cash <= 0:
-            return
-        sup = self.model.supplier
-        look = self.kp["preorder_lookahead_months"]
-        scores = {k: self.score(k, t) for k in self.model.system_keys if sup.orderable(k, t, look)}
-        if not scores:
-            return
-        top = max(scores.values())
-        sharp = self.model.params["choice_sharpness"]
-        weights = {k: (v / top) ** sharp for k, v in scores.items() if v > 0}
-        weights = {k: w for k, w in weights.items() if w >= self.model.params["choice_min_weight"]}
-        total = sum(weights.values())
-        best_now = max((k for k in weights if sup.shipping(k, t)), key=weights.get, default=None)
-        for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):
-            s = systems()[k]
-            price = sup.price_usd(k, t)
-            units = int(cash * w / total // price)
-            spare_mw = self.spare_mw(k, t)
-            if spare_mw != math.inf:
-                units = min(units, int(spare_mw * 1000.0 // (s.system_power_kw * self.pue)))
-            if units <= 0:
-                continue
-            sup.place_order(self, k, units, price)
-            self.committed_usd += units * price
-            self.ordered[k] += units * s.gpus_per_system
-            if not sup.shipping(k, t):
-                self.preordered[k] += units * s.gpus_per_system
-                if ("preorder", k) not in self.firsts and best_now and w > weights[best_now]:
-                    self.firsts.add(("preorder", k))
-                    self.model.add_event_now(self.name, "preorder", k, units * s.gpus_per_system,
-                                             f"pre-orders {k} ahead of {best_now}, which ships now")
-
-    # -- deliveries and deployment -----------------------------------------------------------------------------
-    def receive(self, k: str, units: int, paid_usd: float, t: int) -> None:
+    # -- deliveries and deployment ------------------------------------------------------------------------------
+    def receive(self, system: str, units: int, paid_usd: float, month: int) -> None:
         """NVIDIA shipped `units` systems: pay, and they arrive after the transit time."""
-        self.capex_usd += paid_usd
-        gpus = units * systems()[k].gpus_per_system
-        self.in_transit.append((k, gpus, t + self.model.params["transit_months"]))
+        self.treasury.pay(paid_usd)
+        self.procurement.shipped(system, units)
+        self.inbound.ship(system, units * systems()[system].gpus_per_system, month)
 
     def take_deliveries(self, t: int) -> None:
-        arrived = [x for x in self.in_transit if x[2] <= t]
-        if not arrived:
-            return
-        self.in_transit = [x for x in self.in_transit if x[2] > t]
-        lag = self.kp["integration_lag_months"]
-        for k, gpus, _ in arrived:
-            self.delivered[k] += gpus
-            self._first("first_delivery", k, gpus)
-            if self.integrating and self.integrating[-1][0] == k and self.integrating[-1][2] == t + lag:
-                self.integrating[-1] = (k, self.integrating[-1][1] + gpus, t + lag)  # one batch per system and month
-            else:
-                self.integrating.append((k, gpus, t + lag))
+        for k, gpus, _ in self.inbound.arrive(t):
+            self.milestones.first("first_delivery", k, gpus)
 
     def place_ready(self, month: int, online_month: int | None = None, events: bool = True) -> None:
-        """Integrated GPUs go online in sites with free power: first where the same system already runs (to grow
-        one training cluster), then the site with most free power. What does not fit waits for power."""
+        """Integrated GPUs go online in sites with free power; what does not fit waits for power."""
         online_month = month if online_month is None else online_month
-        if not self.open_sites and not self.kp.get("power_unconstrained"):
+        if not self.fleet.has_open_sites() and not self.terms.power_unconstrained:
             return  # nowhere to put anything: everything waits for power
+        max_site_mw = self.max_site_mw()
         waiting = []
-        for k, gpus, ready in self.integrating:
+        for k, gpus, ready in self.inbound.integrating:
             if ready > month:
-                waiting.append((k, gpus, ready))
+                waiting.append(Shipment(k, gpus, ready))
                 continue
-            left = self._place(k, gpus, online_month)
+            left = self.fleet.place(k, gpus, online_month, max_site_mw)
             placed = gpus - left
             if placed and events:
-                self._first("first_online", k, placed)
+                self.milestones.first("first_online", k, placed)
             if left:
-                waiting.append((k, left, ready))
-        self.integrating = waiting
-
-    def _place(self, k: str, gpus: int, online_month: int) -> int:
-        """Place up to `gpus` GPUs of system k; return how many found no power."""
-        s = systems()[k]
-        kw = self._facility_kw_per_gpu(k)
-        unit_mw = kw * s.gpus_per_system / 1000.0
-        fabric = self.model.params["fabric_max_gpus"]
-        arch = s.architecture
-        while gpus > 0:
-            fits = [site for site in self.open_sites if site.free_mw() >= unit_mw]
-            if not fits:
-                if not self.kp.get("power_unconstrained"):
-                    break
-                self._add_power(gpus * kw / 1000.0)  # the rest of the market builds what it needs
-                continue
-            site = max(fits, key=lambda x: (min(x.gpus_of_architecture(arch), fabric), x.free_mw()))
-            n = min(int(site.free_mw() // unit_mw) * s.gpus_per_system, gpus)
-            site.add(Batch(k, n, online_month, kw))
-            self.placements += 1
-            gpus -= n
-        smallest_unit_mw = self.model.smallest_system_facility_mw(self.pue)
-        self.open_sites = [site for site in self.open_sites if site.free_mw() >= smallest_unit_mw]
-        return gpus
-
-    def retire(self, t: int) -> None:
-        cutoff = t - round(self.kp["gpu_lifetime_years"] * 12)
-        for site in self.sites:
-            retired = site.retire_older_than(cutoff)
-            self.placements += len(retired)
-            for b in retired:
-                self.retired[b.system] += b.gpus
-            if retired and site not in self.open_sites:
-                self.open_sites.append(site)
+                waiting.append(Shipment(k, left, ready))
+        self.inbound.integrating = waiting
 
     def check_at_scale(self) -> None:
-        threshold = self.model.params["at_scale_gpus"]
-        for k, g in self.system_clusters().items():
-            if g >= threshold:
-                self._first("first_cluster_at_scale", k, g)
-
-    def _first(self, event: str, k: str, gpus: int) -> None:
-        if (event, k) not in self.firsts:
-            self.firsts.add((event, k))
-            self.model.add_event_now(self.name, event, k, gpus)
-
-    # -- what the tables report ---------------------------------------------------------------------------------
-    def gpus_online(self) -> dict[str, int]:
-        out = dict.fromkeys(self.model.system_keys, 0)
-        for site in self.sites:
-            for k, g in site.gpus_by_system.items():
-                out[k] += g
-        return out
-
-    def h100e(self) -> float:
-        catalog = systems()
-        return sum(g * catalog[k].h100e_per_gpu for k, g in self.gpus_online().items())
-
-    def system_clusters(self) -> dict[str, int]:
-        """Largest number of GPUs of each system in one site, bounded by the scale-out fabric (for 'at scale')."""
-        fabric = self.model.params["fabric_max_gpus"]
-        out: dict[str, int] = {}
-        for site in self.sites:
-            for k, g in site.gpus_by_system.items():
-                if g > out.get(k, 0):
-                    out[k] = min(g, fabric)
-        return out
-
-    def clusters(self) -> list[tuple[str, int]]:
-        """Training clusters: the GPUs of one architecture (Hopper, Blackwell, ...) in one site, bounded by the
-        fabric, each paced by its slowest system on the reference training job (a synchronous job runs at the pace
-        of its slowest GPUs)."""
-        key = (self.model.time_index, self.placements)
-        if self._clusters_cache[0] == key:
-            return self._clusters_cache[1]
-        fabric = self.model.params["fabric_max_gpus"]
-        jobs = self.model.params["reference_jobs"]
-        catalog = systems()
-        out = []
-        for site in self.sites:
-            by_arch: dict[str, list[str]] = {}
-            for k, g in site.gpus_by_system.items():
-                if g > 0:
-                    by_arch.setdefault(catalog[k].architecture, []).append(k)
-            for members in by_arch.values():
-                pace = min(members, key=lambda k: capability.training_ratio(k, jobs))
-                out.append((pace, min(sum(site.gpus_by_system[k] for k in members), fabric)))
-        self._clusters_cache = (key, out)
-        return out
-
-    def largest_cluster(self) -> tuple[str | None, int]:
-        """(system, GPUs) of this buyer's most capable training cluster: the one that trains the scenario's
-        reference frontier run fastest (by the performance model), else the most H100-equivalents."""
-        key = (self.model.time_index, self.placements)
-        if self._largest_cache[0] != key:
-            self._largest_cache = (key, best_cluster(self.model, self.clusters()))
-        return self._largest_cache[1]
-
-    def accessible_cluster(self) -> tuple[str | None, int]:
-        return self.largest_cluster()
+        """A first cluster of a system with at least the scenario's `at_scale_gpus` in one site is an event."""
+        reached = self.milestones.reached
+        at_scale = self.fleet.new_at_scale(self.model.spec.at_scale_gpus,
+                                           lambda k: ("first_cluster_at_scale", k) in reached)
+        for k, g in at_scale.items():
+            self.milestones.first("first_cluster_at_scale", k, g)
 
     # -- the monthly step ---------------------------------------------------------------------------------------
     def step(self) -> None:
-        t, year = self.model.time_index, self.model.year
-        self.accrue(year)
+        """Before NVIDIA ships: budget and financing, finished power, orders, new power."""
+        t, year = self.model.month, self.model.year
+        self.treasury.accrue(year, self._backlog_usd)
         self.finish_builds(t)
-        self.procure(t)
+        self.procurement.procure(t)
         self.plan_power(t, year)
 
     def advance(self) -> None:
-        """After NVIDIA ships: deliveries, integration, placement, retirement, at-scale events."""
-        t = self.model.time_index
-        self.retire(t)
+        """After NVIDIA ships: retirement, deliveries, integration, placement, at-scale events."""
+        t = self.model.month
+        self.fleet.retire(t)
         self.take_deliveries(t)
         self.place_ready(t)
         self.check_at_scale()
+
+    def _backlog_usd(self, lag_months: int) -> float:
+        """Value yet to serve under this buyer's contracts as a provider, signed at least `lag_months` ago."""
+        t = self.model.month
+        return self.model.contracts.backlog_usd(self.name, t, signed_by=t - lag_months)
 
 
 class Provider(Buyer):
     """A hyperscaler or neocloud: sells capacity to labs under contracts and to the market by the hour."""
 
+    @classmethod
+    def from_scenario(cls, model, name: str, kind: str, spec: schema.Provider, terms: schema.KindBase) -> Provider:
+        neocloud = isinstance(terms, schema.NeocloudKind)
+        own_share = terms.equity_funded_share if neocloud else 1.0
+        debt = DebtTerms(terms.debt_multiple_of_backlog, terms.financing_lag_months) if neocloud else None
+        plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, spec.systems_share(terms),
+                         terms.capex_multiplier, own_share)
+        return cls(model, name, kind, terms, plan, debt=debt, add_mw_per_year=spec.power_add_mw_per_year,
+                   power_mw_start=spec.power_mw_start, power_mw_under_construction=spec.power_mw_under_construction,
+                   fleet_start=spec.fleet_start)
+
     def contracted_h100e(self, t: int, excluding: str | None = None) -> float:
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
-        return sum(c.h100e for c in self.contracts_as_provider if c.end_month > t and c.lab != excluding)
+        return self.model.contracts.sold_h100e(self.name, t, excluding)
 
     def offer(self, t: int) -> tuple[str, int, float] | None:
         """What this provider can offer a lab now: its largest cluster less the compute already sold under
@@ -491,100 +307,102 @@ class RestOfMarket(Buyer):
     """Enterprises, sovereign AI, other clouds and consumer internet firms, as one buyer whose NVIDIA spend is a
     sourced share of the total; power is not modelled for it (many small sites)."""
 
-    def monthly_budget_usd(self, year: int) -> float:
-        if year not in self._budget_by_year:
-            share = by_year(self.p["share_of_nvidia_demand"], year)
-            named = self.model.named_monthly_budget_usd(year)
-            self._budget_by_year[year] = named * share / (1 - share) * self.kp["capex_multiplier"]
-        return self._budget_by_year[year]
+    @classmethod
+    def from_scenario(cls, model, name: str, spec: schema.RestOfMarket, terms: schema.KindBase) -> RestOfMarket:
+        plan = ShareOfDemand(spec.share_of_nvidia_demand, terms.capex_multiplier, model.named_monthly_spending_usd)
+        return cls(model, name, "other", terms, plan, fleet_start=spec.fleet_start)
 
 
 class Lab(Buyer):
     """A frontier lab: trains ever larger models on the largest cluster it can reach — its own (xAI-style) or
     one its providers run for it under contract."""
 
-    def __init__(self, model, name: str, p: dict, kp: dict):
-        super().__init__(model, name, "lab", p, kp)
-        self.contracts: list[Contract] = []
-        self.run_end_month: int | None = None
-        self.last_run_flop = 0.0
-        self.flop_factor = float(p.get("frontier_flop_factor", 1.0))
+    def __init__(self, model, name: str, spec: schema.Lab, terms: schema.LabKind, plan: BudgetPlan):
+        super().__init__(model, name, "lab", terms, plan, add_mw_per_year=spec.power_add_mw_per_year,
+                         power_mw_start=spec.power_mw_start,
+                         power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
+        self.spec = spec
+        self._accessible: tuple[tuple, Cluster] = ((), NO_CLUSTER)
+        self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
+                                 model.capability.frontier_run_days)
 
-    def hosted_clusters(self, t: int) -> list[tuple[str, int]]:
+    @classmethod
+    def from_scenario(cls, model, name: str, spec: schema.Lab, terms: schema.LabKind) -> Lab:
+        plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, spec.systems_share(terms),
+                         terms.capex_multiplier)
+        return cls(model, name, spec, terms, plan)
+
+    @property
+    def contracts(self) -> list[Contract]:
+        return self.model.contracts.of_lab(self.name, self.model.month)
+
+    def hosted_clusters(self, t: int) -> list[Cluster]:
         """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) lends its
         clusters less the compute other labs hold there under contract; a contract gives at most the compute it
         covers (in H100e) in any one of the provider's clusters."""
         catalog = systems()
-        hosts = self.p.get("hosts", [])
-        own: dict[str, float] = {}
-        for c in self.contracts:
-            if c.active(t):
-                own[c.provider] = own.get(c.provider, 0.0) + c.h100e
+        hosts = self.spec.hosts
+        held = self.model.contracts.held_h100e_by_provider(self.name, t)
         out = []
-        for name in dict.fromkeys([*hosts, *own]):
-            provider = self.model.buyers[name]
+        for name in dict.fromkeys([*hosts, *held]):
+            provider = self.model.buyer(name)
             others = provider.contracted_h100e(t, excluding=self.name) if name in hosts else 0.0
-            for k, g in provider.clusters():
+            for k, g in provider.fleet.largest_by_pace().items():  # the rest are smaller of the same pace
                 per_gpu = catalog[k].h100e_per_gpu
-                limit = g - others / per_gpu if name in hosts else own[name] / per_gpu
-                out.append((k, int(max(0.0, min(g, limit)))))
+                limit = g - others / per_gpu if name in hosts else held[name] / per_gpu
+                out.append(Cluster(k, int(max(0.0, min(g, limit)))))
         return out
 
-    def accessible_cluster(self) -> tuple[str | None, int]:
+    def accessible_cluster(self) -> Cluster:
         """The most capable cluster the lab can train on: its own or one a provider runs for it."""
-        return best_cluster(self.model, [*self.clusters(), *self.hosted_clusters(self.model.time_index)])
+        t = self.model.month
+        contracts = self.model.contracts
+        reachable = dict.fromkeys([*self.spec.hosts, *contracts.held_h100e_by_provider(self.name, t)])
+        key = (t, len(contracts), self.fleet.placements,
+               tuple(self.model.buyer(name).fleet.placements for name in reachable))
+        if self._accessible[0] != key:
+            own = self.fleet.largest_by_pace().items()
+            self._accessible = (key, best_cluster(self.model, [*own, *self.hosted_clusters(t)]))
+        return self._accessible[1]
 
     def train(self) -> None:
-        """Finish a run that is due; start the next one on the most capable cluster the lab can reach. A run
-        follows the frontier trend (`frontier.flop_2024` x this lab's factor, growing `growth_per_year`), or, when
-        the cluster cannot do that within `max_run_days`, the largest run it can; a run not `min_run_growth`
-        times the last one is not worth starting."""
-        t = self.model.time_index
-        params = self.model.params["frontier"]
-        if self.run_end_month is not None and t >= self.run_end_month:
-            self.model.add_event_now(self.name, "training_run_finished", "", 0, f"{self.last_run_flop:.2e} FLOP")
-            self.run_end_month = None
-        if self.run_end_month is not None:
+        """Finish a run that is due; start the next one on the most capable cluster the lab can reach."""
+        t = self.model.month
+        finished = self.runs.finish_due(t)
+        if finished is not None:
+            self.model.add_event_now(self.name, "training_run_finished", "", 0, f"{finished:.2e} FLOP")
+        if self.runs.running:
             return
         k, g = self.accessible_cluster()
         if k is None:
             return
-        limit = params["max_run_days"]
-        since_2024 = t + month_index(self.model.start, "2024-01")  # the trend is anchored in January 2024
-        flop = params["flop_2024"] * self.flop_factor * params["growth_per_year"] ** (since_2024 / 12)
-        precision = params["precision"]
-        days = capability.frontier_run_days(k, g, flop, precision)
-        if days is not None and days > limit:  # the trend does not fit: the largest run that does
-            flop *= limit / days
-            days = capability.frontier_run_days(k, g, flop, precision)
-        # (5% over the limit is within the rounding of the FLOP grid the performance model is asked on)
-        if days is None or days > limit * 1.05 or flop < params["min_run_growth"] * self.last_run_flop:
-            return
-        self.last_run_flop = flop
-        self.run_end_month = t + max(1, round(days / 30.4))
-        self.model.add_event_now(self.name, "training_run_started", k, g, f"{flop:.2e} FLOP, {days:.0f} days")
+        run = self.runs.start(t, k, g)
+        if run is not None:
+            self.model.add_event_now(self.name, "training_run_started", k, g,
+                                     f"{run.flop:.2e} FLOP, {run.days:.0f} days")
 
     def annual_compute_budget_usd(self, year: int) -> float:
         """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x
         the NVIDIA share of its compute (revenue by year from the scenario, then growing)."""
-        revenue = by_year(self.p.get("revenue_usd_bn", {}), year, self.kp["revenue_growth_after"] or 0.0)
-        return revenue * 1e9 * self.kp["compute_spend_per_revenue"] * self.p.get("nvidia_share_of_compute", 1.0)
+        terms = self.terms
+        revenue = schema.by_year(self.spec.revenue_usd_bn, year, terms.revenue_growth_after)
+        return revenue * 1e9 * terms.compute_spend_per_revenue * self.spec.nvidia_share_of_compute
 
     def seek_capacity(self) -> None:
         """Each quarter, budget not yet committed to contracts buys capacity: the lab asks every provider for an
         offer (its largest free cluster and price) and signs with the one that gives the largest cluster in H100s for
         the money, for `contract_years`. Contracts then count as the provider's backlog (what neoclouds borrow on)."""
-        t = self.model.time_index
-        if t % self.kp["contracting_interval_months"]:
+        t = self.model.month
+        terms = self.terms
+        if t % terms.contracting_interval_months:
             return
         budget = self.annual_compute_budget_usd(self.model.year)
-        headroom = budget - sum(c.annual_cost_usd for c in self.contracts if c.end_month > t)
-        if headroom < self.kp["min_contract_usd_bn"] * 1e9 / self.kp["contract_years"]:
+        headroom = budget - self.model.contracts.annual_cost_usd(self.name, t)
+        if headroom < terms.min_contract_usd_bn * 1e9 / terms.contract_years:
             return
         best: tuple[float, Provider, str, int, float] | None = None
-        hosts = self.p.get("hosts", [])
         for provider in self.model.providers:
-            if provider.name in hosts:
+            if provider.name in self.spec.hosts:
                 continue  # a partner host's clusters are open to the lab already
             offer = provider.offer(t)
             if offer is None:
@@ -597,7 +415,7 @@ class Lab(Buyer):
         if best is None:
             return
         _, provider, k, gpus, price = best
-        years = self.kp["contract_years"]
+        years = terms.contract_years
         value = gpus * 8760.0 * price * years
         self.model.sign_contract(contract_from_terms(self.name, provider.name, t, t, years, value, k, price, gpus),
                                  f"{provider.name}: ${value / 1e9:.1f}B over {years:g} years (offer)")

@@ -1,118 +1,141 @@
 """MarketModel: the Mesa 3.5 model of the race, one step per calendar month.
 
-Order within a month: contracts announced this month are signed; every buyer (in a seeded random order) accrues
-budget, finishes and plans power, and orders; NVIDIA ships; every buyer takes deliveries, integrates, places GPUs
-into sites and retires old ones; labs start and finish training runs; the month's rows are collected.
+Time is Mesa's: the step that simulates month t (counted from the scenario's `start`) runs at `model.time` t + 1,
+and `model.steps` counts the months simulated. Order within a month: contracts announced for the month are signed
+(scheduled events, at time t + 0.5); every buyer, in a seeded random order, accrues budget, finishes and plans power
+and orders; NVIDIA ships; every buyer, again in a seeded random order, retires old GPUs, takes deliveries and places
+them into sites; labs start and finish training runs and sign contracts; the month's rows are collected.
 """
 
 from __future__ import annotations
 
-import mesa
+import math
+
 import numpy as np
 import pandas as pd
-from mesa.agentset import AgentSet
-from mesa.datacollection import DataCollector
 
+from model.capability.build import capability_table
+from model.capability.table import CapabilityTable
 from model.hardware.systems import SYSTEM_KEYS, systems
-from model.market import capability
 from model.market.agents import Buyer, Lab, Provider, RestOfMarket
 from model.market.calendar import date_of, month_index, year_of
-from model.market.contracts import Contract, contract_from_terms
+from model.market.contracts import Contract, ContractBook, contract_from_terms
+from model.market.events import EVENT_COLUMNS, EventLog
+from model.market.pricing import rental_usd_per_gpu_hour
 from model.market.supplier import Supplier
+from model.market.tables import AGENT_ROW_NAME, agent_columns, agent_row, agent_rows_frame, market_reporters
+from model.scenario.mesa_core import DataCollector, Model
 from model.scenario.mesa_scenario import MarketScenario
+from model.scenario.schema import Contract as AnnouncedContract
+from model.scenario.schema import Scenario
 
-EVENT_COLUMNS = ["date", "agent", "event", "system", "gpus", "detail"]
-BUYER_KINDS = ("hyperscaler", "neocloud", "lab", "other")
+__all__ = ["EVENT_COLUMNS", "MarketModel"]
 
 
-class MarketModel(mesa.Model):
+class MarketModel(Model):
     """The AI infrastructure market, one step per calendar month, built from a `MarketScenario`."""
 
-    def __init__(self, scenario: MarketScenario | None = None):
+    def __init__(self, scenario: MarketScenario | None = None, capability: CapabilityTable | None = None):
+        """`capability`: the scenario's capability table (what the performance model says about each system); by
+        default the one `model.capability.build` keeps for this scenario in the process."""
         scenario = scenario if scenario is not None else MarketScenario(rng=0)
         super().__init__(scenario=scenario)
-        params = scenario.resolved_params()
-        self.params = params
-        self.start: str = params["start"]
-        self.end: str = params["end"]
+        spec = scenario.resolved()
+        self.spec: Scenario = spec
+        self.capability = capability if capability is not None else capability_table(spec)
+        self.start: str = spec.start
+        self.end: str = spec.end
         self.n_months = month_index(self.end, self.start) + 1
+        self._years = [year_of(self.start, t) for t in range(self.n_months + 60)]  # plans look up to 5 years ahead
         self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())
-        self.time_index = 0
-        points = params["max_campus_mw"]
+        points = spec.max_campus_mw
         self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
                                         list(points.values()))
-        self.events: list[dict] = []
-        self.supplier = Supplier(self, params["supplier"])
-        kinds = params["kinds"]
-        self.buyers: dict[str, Buyer] = {}
-        for kind, cls in (("hyperscaler", Provider), ("neocloud", Provider), ("other", RestOfMarket)):
-            for name, p in params.get(kind, {}).items():
-                self.buyers[name] = cls(self, name, kind, p, kinds[kind])
-        for name, p in params.get("lab", {}).items():
-            self.buyers[name] = Lab(self, name, p, kinds["lab"])
-        self.providers = [b for b in self.buyers.values() if isinstance(b, Provider)]
-        self.buyer_set = AgentSet(list(self.buyers.values()), random=self.random)
-        deployed = {k for b in self.buyers.values() for k, g in b.start_fleet.items() if g > 0}
-        for buyer in self.buyers.values():
-            buyer.skip_firsts(deployed)
-        self.announced = sorted(params.get("contracts", []), key=lambda c: c["date"])
-        self.contracts: list[Contract] = []
+        self.event_log = EventLog()
+        self.contracts = ContractBook()
+        self.supplier = Supplier(self, spec.supplier)
+        kinds = spec.kinds
+        for kind in ("hyperscaler", "neocloud"):
+            for name, p in getattr(spec, kind).items():
+                Provider.from_scenario(self, name, kind, p, getattr(kinds, kind))
+        for name, p in spec.other.items():
+            RestOfMarket.from_scenario(self, name, p, kinds.other)
+        for name, p in spec.lab.items():
+            Lab.from_scenario(self, name, p, kinds.lab)
+        self.buyers = self.agents.select(agent_type=Buyer)  # in creation order; shuffled each month
+        self._by_name = {b.name: b for b in self.buyers}
+        deployed = {k for b in self.buyers for k, g in b.start_fleet.items() if g > 0}
+        for buyer in self.buyers:
+            buyer.milestones.skip(deployed)
+        self._announced: dict[int, list[AnnouncedContract]] = {}
+        for c in sorted(spec.contracts, key=lambda c: c.date):
+            self._announced.setdefault(max(0, month_index(c.date, self.start)), []).append(c)
+        for month in self._announced:  # signed as the month opens (earlier ones: backlog at the start)
+            self.schedule_event(self._sign_announced, at=month + 0.5)
         self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
-        self.datacollector = DataCollector(
-            model_reporters=self._market_reporters(),
-            tables={"agents": self.agent_columns()},
-        )
+        self._months_recorded = 0
+        self.datacollector = DataCollector(model_reporters=market_reporters(self),
+                                           agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
 
-    # -- construction helpers -----------------------------------------------------------------------------------
     @classmethod
-    def from_params(cls, params: dict, seed: int = 0) -> MarketModel:
-        """A model from an already resolved parameter tree and a seed."""
-        return cls(MarketScenario(params=params, rng=seed))
+    def from_params(cls, params: Scenario | dict, seed: int = 0,
+                    capability: CapabilityTable | None = None) -> MarketModel:
+        """A model from a validated scenario (or a resolved parameter tree, validated here) and a seed."""
+        return cls(MarketScenario(params=params, rng=seed), capability)
 
-    def agent_columns(self) -> list[str]:
-        return (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in self.system_keys]
-                + ["h100e", "power_mw_online", "power_mw_used", "largest_cluster_gpus", "capex_usd_cumulative",
-                   "frontier_run_days"])
+    # -- time ---------------------------------------------------------------------------------------------------
+    @property
+    def month(self) -> int:
+        """The month being simulated, counted from `start` (-1 before the first step)."""
+        return math.ceil(self.time) - 1
 
-    def _market_reporters(self) -> dict:
-        sup = self.supplier
-        reporters = {"date": lambda m: m.date_of(m.time_index),
-                     "nvidia_revenue_usd": lambda m: sup.revenue_month_usd}
-        for k in self.system_keys:
-            reporters[f"units_shipped_{k}"] = lambda m, k=k: int(sup.shipped_month[k])
-        for k in self.system_keys:
-            reporters[f"backlog_units_{k}"] = lambda m, k=k: int(sup.backlog_units(k))
-        for k in self.system_keys:
-            reporters[f"rental_usd_per_gpu_hour_{k}"] = (
-                lambda m, k=k: m.rental_usd_per_gpu_hour(k) if sup.shipping(k, m.time_index) else None)
-        return reporters
+    @property
+    def year(self) -> int:
+        return year_of(self.start, self.month)
 
-    # -- time and events ----------------------------------------------------------------------------------------
+    def year_at(self, t: int) -> int:
+        """Calendar year of month t (any t, also beyond the run)."""
+        if 0 <= t < len(self._years):
+            return self._years[t]
+        return year_of(self.start, t)
+
     def date_of(self, t: int) -> str:
         return date_of(self.start, t)
 
     @property
-    def current_date(self) -> str:
-        """First day of the month the next step simulates (after the last step: the month after the end)."""
-        return self.date_of(self.time_index)
+    def months_recorded(self) -> int:
+        """Months whose rows are all in the tables: the app may read the model from another thread while it steps,
+        so a month counts once its collection is complete (not yet when Mesa counts the step)."""
+        return self._months_recorded
 
     @property
-    def year(self) -> int:
-        return year_of(self.start, self.time_index)
+    def time_index(self) -> int:
+        """`months_recorded` (the name the app reads)."""
+        return self.months_recorded
 
-    def year_at(self, t: int) -> int:
-        return year_of(self.start, t)
+    @property
+    def current_date(self) -> str:
+        """First day of the month after the last one recorded (after the last step: the month after the end)."""
+        return self.date_of(self.months_recorded)
 
     def max_campus_mw(self) -> float:
         """Largest campus anyone can power in the current month (grid connections grow over time)."""
-        return float(self._max_campus_mw[min(max(self.time_index, 0), self.n_months - 1)])
+        return float(self._max_campus_mw[min(max(self.month, 0), self.n_months - 1)])
+
+    # -- agents and events --------------------------------------------------------------------------------------
+    def buyer(self, name: str) -> Buyer:
+        return self._by_name[name]
+
+    @property
+    def providers(self):
+        """Hyperscalers and neoclouds, in scenario order."""
+        return self.agents_by_type[Provider]
 
     def add_event(self, date: str, agent: str, event: str, system: str | None, gpus: int, detail: str = "") -> None:
-        self.events.append({"date": date, "agent": agent, "event": event, "system": system or "",
-                            "gpus": int(gpus), "detail": detail})
+        self.event_log.add(date, agent, event, system, gpus, detail)
 
     def add_event_now(self, agent: str, event: str, system: str | None, gpus: int, detail: str = "") -> None:
-        self.add_event(self.current_date, agent, event, system, gpus, detail)
+        self.add_event(self.date_of(self.month), agent, event, system, gpus, detail)
 
     # -- market-wide quantities agents consult -------------------------------------------------------------------
     def newest_shipping(self, t: int) -> str:
@@ -124,77 +147,59 @@ class MarketModel(mesa.Model):
         k = self.newest_shipping(t)
         return self.supplier.price_usd(k, t) / (systems()[k].system_power_kw * pue / 1000.0)
 
-    def smallest_system_facility_mw(self, pue: float) -> float:
-        """Facility MW of the smallest system in the catalog: a site with less free power is full."""
-        return min(systems()[k].system_power_kw for k in self.system_keys) * pue / 1000.0
-
-    def named_monthly_budget_usd(self, year: int) -> float:
-        """NVIDIA-system spending of every named buyer this month, however funded (the rest of the market is sized
-        against it)."""
-        return sum(b.monthly_spending_usd(year) for b in self.buyers.values() if b.kind != "other")
+    def named_monthly_spending_usd(self, year: int) -> float:
+        """NVIDIA-system spending of every named buyer in a month of `year`, however funded (the rest of the market
+        is sized against it)."""
+        return sum(b.monthly_spending_usd(year) for b in self.buyers if b.kind != "other")
 
     def contracted_utilisation(self) -> float:
         """Share of the providers' online compute (H100e) that labs hold under active contracts this month."""
-        t = self.time_index
+        t = self.month
         key = (t, len(self.contracts), sum(b.placements for b in self.providers))
         if self._utilisation[0] != key:
-            catalog = systems()
-            held = sum(c.gpus * catalog[c.system].h100e_per_gpu for c in self.contracts if c.active(t))
+            held = self.contracts.active_h100e(t)
             online = sum(b.h100e() for b in self.providers)
             self._utilisation = (key, min(1.0, held / online) if online else 0.0)
         return self._utilisation[1]
 
     def rental_usd_per_gpu_hour(self, k: str) -> float:
-        """Cost-recovery rental (today's system price over its amortisation at a target utilisation, plus margin
-        and power) with a scarcity premium. Scarcity is the larger of two signals: the months of output the system's
-        backlog represents (orders waiting), and how far the share of provider capacity that labs hold under
-        contract exceeds the target utilisation (capacity spoken for)."""
-        p = self.params["rental"]
-        s = systems()[k]
-        t = self.time_index
-        per_gpu = self.supplier.price_usd(k, t) / s.gpus_per_system
-        capital = per_gpu / (p["amortization_years"] * 8760 * p["utilization"]) * (1 + p["margin"])
-        power = s.system_power_kw_per_gpu * p["pue"] * p["usd_per_kwh"]
-        output = max(self.supplier.shipped_month[k], 1)
-        backlog = min(1.0, self.supplier.backlog_units(k) / (output * p["scarcity_backlog_months"]))
-        held = max(0.0, self.contracted_utilisation() - p["utilization"]) / (1 - p["utilization"])
-        return (capital + power) * (1 + p["scarcity_premium"] * max(backlog, min(held, 1.0)))
+        """Rental price of system k this month (`model.market.pricing`)."""
+        t = self.month
+        sup = self.supplier
+        return rental_usd_per_gpu_hour(systems()[k], sup.price_usd(k, t), self.spec.rental, sup.backlog_units(k),
+                                       sup.shipped_month[k], self.contracted_utilisation())
 
     # -- contracts ----------------------------------------------------------------------------------------------
-    def _sign_contracts(self) -> None:
-        ym = self.current_date[:7]
-        t = self.time_index
-        while self.announced and self.announced[0]["date"] <= ym:
-            c = self.announced.pop(0)
-            signed = month_index(c["date"], self.start)  # before 0: signed before the run, backlog at the start
+    def _sign_announced(self) -> None:
+        """Sign the contracts announced for this month: sized at the newest shipping system's rental price."""
+        t = self.month
+        for c in self._announced.pop(t, []):
+            signed = month_index(c.date, self.start)  # before 0: signed before the run, backlog at the start
             system = self.newest_shipping(t)
-            start = month_index(c.get("start") or c["date"], self.start)
-            contract = contract_from_terms(c["lab"], c["provider"], signed, start, c["duration_years"],
-                                           c["value_usd_bn"] * 1e9, system, self.rental_usd_per_gpu_hour(system))
-            self.sign_contract(contract, f"{c['provider']}: ${c['value_usd_bn']:g}B over {c['duration_years']:g} "
+            start = month_index(c.start or c.date, self.start)
+            contract = contract_from_terms(c.lab, c.provider, signed, start, c.duration_years,
+                                           c.value_usd_bn * 1e9, system, self.rental_usd_per_gpu_hour(system))
+            self.sign_contract(contract, f"{c.provider}: ${c.value_usd_bn:g}B over {c.duration_years:g} "
                                "years (announced)", event=signed >= 0)
 
     def sign_contract(self, contract: Contract, detail: str, event: bool = True) -> None:
-        self.contracts.append(contract)
-        self.buyers[contract.provider].contracts_as_provider.append(contract)
-        lab = self.buyers[contract.lab]
-        if isinstance(lab, Lab):
-            lab.contracts.append(contract)
-        if contract.lab in self.params["deliver_contracts_of"]:
-            self.buyers[contract.provider].fund_contract(contract)
+        """Put a contract in the book; a lab whose contracts are delivered on schedule funds the provider's
+        systems and grid connections for it."""
+        self.contracts.add(contract)
+        if contract.lab in self.spec.deliver_contracts_of:
+            self.buyer(contract.provider).fund_contract(contract)
             detail += ", delivered on schedule"
         if event:
             self.add_event_now(contract.lab, "contract_signed", contract.system, contract.gpus, detail)
 
     # -- the month ----------------------------------------------------------------------------------------------
     def step(self) -> None:
-        self._sign_contracts()
-        self.buyer_set.shuffle_do("step")  # a seeded random order each month
+        self.buyers.shuffle_do("step")  # a seeded random order each month
         self.supplier.step()
-        self.buyer_set.shuffle_do("advance")  # seeded too: who reaches a milestone first in a month is not list order
-        self._collect()
-        self.time_index += 1
-        if self.time_index >= self.n_months:
+        self.buyers.shuffle_do("advance")  # seeded too: who reaches a milestone first in a month is not list order
+        self.datacollector.collect(self)
+        self._months_recorded = self.steps
+        if self.steps >= self.n_months:
             self.running = False
 
     def run(self) -> None:
@@ -202,25 +207,12 @@ class MarketModel(mesa.Model):
             self.step()
 
     # -- tables -------------------------------------------------------------------------------------------------
-    def _collect(self) -> None:
-        date = self.current_date
-        ref = self.params["reference_frontier_flop"]
-        precision = self.params["frontier"]["precision"]
-        for b in self.buyers.values():
-            online = b.gpus_online()
-            k, g = b.accessible_cluster()
-            row = {"date": date, "agent": b.name, "kind": b.kind, "gpus_online": int(sum(online.values()))}
-            row.update({f"gpus_online_{key}": int(online[key]) for key in self.system_keys})
-            row.update(h100e=b.h100e(), power_mw_online=b.power_online_mw(), power_mw_used=b.power_used_mw(),
-                       largest_cluster_gpus=int(g), capex_usd_cumulative=b.capex_usd,
-                       frontier_run_days=capability.frontier_run_days(k, g, ref, precision) if k else None)
-            self.datacollector.add_table_row("agents", row)
-        self.datacollector.collect(self)
+    def agent_columns(self) -> list[str]:
+        return agent_columns(self.system_keys)
 
     def agents_frame(self) -> pd.DataFrame:
         """The agents table so far (DESIGN.md columns)."""
-        df = self.datacollector.get_table_dataframe("agents")
-        return df.astype({"frontier_run_days": float}) if len(df) else df
+        return agent_rows_frame(self)
 
     def market_frame(self) -> pd.DataFrame:
         """The market table so far (DESIGN.md columns)."""
@@ -228,4 +220,4 @@ class MarketModel(mesa.Model):
 
     def events_frame(self) -> pd.DataFrame:
         """The events so far (DESIGN.md columns)."""
-        return pd.DataFrame(self.events, columns=EVENT_COLUMNS)
+        return self.event_log.frame()

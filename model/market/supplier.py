@@ -12,23 +12,30 @@ Revenue is NVIDIA's part of what buyers pay (its share of a rack's price, plus n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-import mesa
 import numpy as np
 
 from model.hardware.systems import System, systems
 from model.market.calendar import date_of, month_index
+from model.market.pricing import system_price_usd
+from model.scenario.mesa_core import Agent
+from model.scenario.schema import Supplier as SupplierParams
 
-if TYPE_CHECKING:
-    from model.market.agents import Buyer
+
+class Consignee(Protocol):
+    """What NVIDIA needs of a buyer: a name to keep its order under, and somewhere to deliver to."""
+
+    name: str
+
+    def receive(self, system: str, units: int, paid_usd: float, month: int) -> None: ...
 
 
 @dataclass
 class Order:
     """A buyer's open order for one system: units still to ship and what they will cost (priced when ordered)."""
 
-    buyer: Buyer
+    consignee: Consignee
     system: str
     units_outstanding: int
     usd_outstanding: float
@@ -42,10 +49,11 @@ def _anchored_series(points: dict[str, float], start: str, n_months: int, growth
     return values[0] + (sourced - values[0]) * growth_multiplier
 
 
-class Supplier(mesa.Agent):
-    """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits."""
+class Supplier(Agent):
+    """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits. Buyers call it
+    (`place_order`, and what they see: prices, waits, what ships); it calls back only through `Consignee.receive`."""
 
-    def __init__(self, model, params: dict):
+    def __init__(self, model, params: SupplierParams):
         super().__init__(model)
         self.name = "nvidia"
         self.p = params
@@ -54,25 +62,26 @@ class Supplier(mesa.Agent):
         self.first: dict[str, int] = {}
         self.volume: dict[str, int] = {}
         for k in self.keys:
-            delay = int(params["delay_months"].get(k, 0))  # scenario input, e.g. a Rubin delay
+            delay, volume_delay = params.delays_months(k)  # scenario inputs, e.g. a Rubin delay
             first = month_index(catalog[k].first_shipment, model.start) + delay
             # a ramp that slips (first racks on time, volume late), e.g. GB200's rack problems in early 2025
-            volume = month_index(catalog[k].volume, model.start) + delay + int(
-                params.get("volume_delay_months", {}).get(k, 0))
+            volume = month_index(catalog[k].volume, model.start) + delay + volume_delay
             slip = 0
-            if catalog[k].status != "dropped" and catalog[k].first_shipment >= params["slip_after"]:
-                slip = int(model.rng.choice(params["slip_months"], p=params["slip_probs"]))
+            if catalog[k].status != "dropped" and catalog[k].first_shipment >= params.slip_after:
+                slip = int(model.rng.choice(params.slip_months, p=params.slip_probs))
                 if slip and first < model.n_months:  # no events dated after the run
                     model.add_event(date_of(model.start, max(first, 0)), self.name, "roadmap_slip", k, 0,
                                     f"{slip} months")
             self.first[k] = first + slip
             self.volume[k] = max(volume + slip, first + slip + 1)
-        growth = params["supply_growth_multiplier"]
-        self.wafers_per_month = _anchored_series(params["cowos_wafers_per_month"], model.start, model.n_months, growth)
-        self.hbm_tb_per_month = _anchored_series(params["hbm_tb_per_month"], model.start, model.n_months, growth)
+        growth = params.supply_growth_multiplier
+        self.wafers_per_month = _anchored_series(params.cowos_wafers_per_month, model.start, model.n_months, growth)
+        self.hbm_tb_per_month = _anchored_series(params.hbm_tb_per_month, model.start, model.n_months, growth)
         self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
         self.orders: dict[str, dict[str, Order]] = {k: {} for k in self.keys}
         self._backlog = dict.fromkeys(self.keys, 0)
+        self._prices: dict[tuple[str, int], float] = {}  # (system, month) -> price: a fixed path once slips are drawn
+        self._waits: dict[tuple[str, int, int, int], float] = {}  # a month's answers (buyers ask them repeatedly)
         self.shipped_month = dict.fromkeys(self.keys, 0)  # units (systems) shipped this month
         self.units_shipped_total = dict.fromkeys(self.keys, 0)
         self.units_ordered_total = dict.fromkeys(self.keys, 0)
@@ -89,11 +98,10 @@ class Supplier(mesa.Agent):
 
     def price_usd(self, k: str, t: int) -> float:
         """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low."""
-        s = systems()[k]
-        age = max(0, t - self.first[k])
-        premium = self.p["launch_premium"] * np.exp(-age / self.p["premium_decay_months"])
-        decline = 1 - self.p["price_decline_per_year"] * age / 12
-        return max(s.price_usd_low, s.price_usd_mid * (1 + premium) * decline)
+        key = (k, t)
+        if key not in self._prices:
+            self._prices[key] = system_price_usd(systems()[k], t - self.first[k], self.p)
+        return self._prices[key]
 
     def backlog_units(self, k: str) -> int:
         """Units ordered and not yet shipped (kept as a running count: buyers ask for it every month)."""
@@ -105,27 +113,35 @@ class Supplier(mesa.Agent):
             return 0.0
         if t >= self.volume[k]:
             return 1.0
-        f0 = self.p["ramp_first_month_fraction"]
+        f0 = self.p.ramp_first_month_fraction
         return f0 ** (1 - (t - self.first[k]) / (self.volume[k] - self.first[k]))
 
     def capacity_gpus(self, k: str, t: int) -> float:
         """GPUs of system k the whole capacity could make in month t (CoWoS and HBM bound, before sharing)."""
         s = systems()[k]
         t = min(max(t, 0), len(self.wafers_per_month) - 1)
-        by_wafers = self.wafers_per_month[t] * self.p["gpus_per_wafer"][k]
+        by_wafers = self.wafers_per_month[t] * self.p.gpus_per_wafer[k]
         by_hbm = self.hbm_tb_per_month[t] * 1000.0 / s.hbm_gb
         return min(by_wafers, by_hbm)
 
     def _cumulative_expected_output(self, k: str) -> np.ndarray:
         """Cumulative GPUs of system k buyers expect NVIDIA to make, month by month: its ramp-capped capacity
         times the share of capacity a system is expected to get (`expected_share_of_capacity`)."""
-        share = self.p["expected_share_of_capacity"]
+        share = self.p.expected_share_of_capacity
         monthly = [share * self.ramp_fraction(k, m) * self.capacity_gpus(k, m) for m in range(self.model.n_months)]
         return np.cumsum(monthly)
 
     def expected_wait_months(self, k: str, t: int, extra_units: int = 0) -> float:
         """Months until a new order would be filled: the orders ahead (the backlog) must be made first, at the
         output buyers expect along the system's ramp; before first shipment the wait runs from then."""
+        key = (k, t, self._backlog[k], extra_units)
+        if key not in self._waits:
+            if len(self._waits) > 4096:
+                self._waits.clear()
+            self._waits[key] = self._wait_months(k, t, extra_units)
+        return self._waits[key]
+
+    def _wait_months(self, k: str, t: int, extra_units: int) -> float:
         cum = self._cum_output_gpus[k]
         start = min(max(t, self.first[k]), len(cum) - 1)
         made_before = cum[start - 1] if start > 0 else 0.0
@@ -137,7 +153,8 @@ class Supplier(mesa.Agent):
         return max(0, done - t) if queue > 0 else max(0, self.first[k] - t)
 
     # -- orders -----------------------------------------------------------------------------------------------
-    def place_order(self, buyer: Buyer, k: str, units: int, unit_price_usd: float) -> None:
+    def place_order(self, buyer: Consignee, k: str, units: int, unit_price_usd: float) -> None:
+        """Add `units` systems at `unit_price_usd` to the buyer's open order for system k."""
         if units <= 0:
             return
         order = self.orders[k].get(buyer.name)
@@ -150,7 +167,7 @@ class Supplier(mesa.Agent):
 
     # -- the monthly step -------------------------------------------------------------------------------------
     def step(self) -> None:
-        t = self.model.time_index
+        t = self.model.month
         catalog = systems()
         ti = min(t, len(self.wafers_per_month) - 1)
         want_gpus: dict[str, float] = {}
@@ -159,7 +176,7 @@ class Supplier(mesa.Agent):
                 s = catalog[k]
                 want_gpus[k] = min(self.backlog_units(k) * s.gpus_per_system,
                                    self.ramp_fraction(k, t) * self.capacity_gpus(k, t))
-        wafers = sum(g / self.p["gpus_per_wafer"][k] for k, g in want_gpus.items())
+        wafers = sum(g / self.p.gpus_per_wafer[k] for k, g in want_gpus.items())
         hbm_tb = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in want_gpus.items())
         scale = min(1.0, self.wafers_per_month[ti] / wafers if wafers else 1.0,
                     self.hbm_tb_per_month[ti] / hbm_tb if hbm_tb else 1.0)
@@ -167,18 +184,18 @@ class Supplier(mesa.Agent):
         for k in self.keys:
             self.shipped_month[k] = 0
             if k in want_gpus:
-                self._allocate(catalog[k], int(want_gpus[k] * scale // catalog[k].gpus_per_system), t)
-        self.revenue_month_usd *= 1 + self.p["attach_revenue_fraction"]
+                self.allocate(catalog[k], int(want_gpus[k] * scale // catalog[k].gpus_per_system), t)
+        self.revenue_month_usd *= 1 + self.p.attach_revenue_fraction
         self.revenue_total_usd += self.revenue_month_usd
 
-    def _allocate(self, s: System, units: int, t: int) -> None:
+    def allocate(self, s: System, units: int, t: int) -> None:
         """Pro rata by units outstanding^exponent, capped at each order, whole systems by largest remainder."""
         orders = list(self.orders[s.key].values())
         outstanding = np.array([o.units_outstanding for o in orders], dtype=float)
         units = min(units, int(outstanding.sum()))
         if units <= 0:
             return
-        weight = outstanding ** self.p["order_size_exponent"]
+        weight = outstanding ** self.p.order_size_exponent
         exact = np.zeros_like(outstanding)
         open_ = np.ones(len(orders), dtype=bool)
         left_exact = float(units)
@@ -203,7 +220,7 @@ class Supplier(mesa.Agent):
             self._backlog[s.key] -= n
             self.shipped_month[s.key] += n
             self.units_shipped_total[s.key] += n
-            self.revenue_month_usd += paid * self.p["nvidia_share_of_system_price"][s.key]
-            order.buyer.receive(s.key, n, paid, t)
+            self.revenue_month_usd += paid * self.p.nvidia_share_of_system_price[s.key]
+            order.consignee.receive(s.key, n, paid, t)
             if order.units_outstanding == 0:
-                del self.orders[s.key][order.buyer.name]
+                del self.orders[s.key][order.consignee.name]

@@ -30,6 +30,7 @@ Conventions (written down here once; everything else refers to them):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -236,6 +237,26 @@ def fiscal_quarter_start(fiscal_year: int, quarter: int) -> pd.Timestamp:
     return pd.Timestamp(year=fiscal_year - 1, month=2, day=1) + pd.DateOffset(months=3 * (quarter - 1))
 
 
+def _period_parts(d: pd.Series, period: Period) -> tuple[dict[str, pd.Series], pd.Series, int]:
+    """The label columns of each month's period ("period" and "year" or "fiscal_year"/"fiscal_quarter"), the
+    period's first day and its length in months."""
+    if period == "month":
+        return {"period": d.dt.strftime("%Y-%m")}, d, 1
+    if period == "calendar_year":
+        return ({"period": d.dt.year.astype(str), "year": d.dt.year},
+                pd.to_datetime({"year": d.dt.year, "month": 1, "day": 1}), 12)
+    if period in ("fiscal_year", "fiscal_quarter"):
+        fp = fiscal_periods(d)
+        fy_start = pd.to_datetime({"year": fp["fiscal_year"] - 1, "month": 2, "day": 1})
+        if period == "fiscal_year":
+            return {"period": "FY" + fp["fiscal_year"].astype(str), "fiscal_year": fp["fiscal_year"]}, fy_start, 12
+        start = pd.Series([s + pd.DateOffset(months=3 * (q - 1)) for s, q in
+                           zip(fy_start, fp["fiscal_quarter"], strict=True)], index=d.index, dtype=DATE_DTYPE)
+        return ({"period": fp["quarter"], "fiscal_year": fp["fiscal_year"], "fiscal_quarter": fp["fiscal_quarter"]},
+                start, 3)
+    raise ValueError(f"period {period!r}: expected month, calendar_year, fiscal_year or fiscal_quarter")
+
+
 def revenue(market: pd.DataFrame, period: Period = "calendar_year", partial: Partial = "drop") -> pd.DataFrame:
     """NVIDIA revenue summed per period and run.
 
@@ -245,27 +266,7 @@ def revenue(market: pd.DataFrame, period: Period = "calendar_year", partial: Par
     """
     m = _with_run(market)
     keys = run_keys(m)
-    d = m["date"]
-    if period == "month":
-        parts = {"period": d.dt.strftime("%Y-%m")}
-        start, length = d, 1
-    elif period == "calendar_year":
-        parts = {"period": d.dt.year.astype(str), "year": d.dt.year}
-        start, length = pd.to_datetime({"year": d.dt.year, "month": 1, "day": 1}), 12
-    elif period in ("fiscal_year", "fiscal_quarter"):
-        fp = fiscal_periods(d)
-        fy_start = pd.to_datetime({"year": fp["fiscal_year"] - 1, "month": 2, "day": 1})
-        if period == "fiscal_year":
-            parts = {"period": "FY" + fp["fiscal_year"].astype(str), "fiscal_year": fp["fiscal_year"]}
-            start, length = fy_start, 12
-        else:
-            parts = {"period": fp["quarter"], "fiscal_year": fp["fiscal_year"],
-                     "fiscal_quarter": fp["fiscal_quarter"]}
-            start = pd.Series([s + pd.DateOffset(months=3 * (q - 1)) for s, q in
-                               zip(fy_start, fp["fiscal_quarter"], strict=True)], index=d.index)
-            length = 3
-    else:
-        raise ValueError(f"period {period!r}: expected month, calendar_year, fiscal_year or fiscal_quarter")
+    parts, start, length = _period_parts(m["date"], period)
     frame = pd.DataFrame({**{k: m[k] for k in keys}, **parts, "period_start": start.astype(DATE_DTYPE),
                           "nvidia_revenue_usd": m["nvidia_revenue_usd"]}, index=m.index)
     by = [*keys, *parts, "period_start"]
@@ -374,3 +375,330 @@ def leaders_across_runs(standing: pd.DataFrame) -> pd.DataFrame:
                      "frequency": float((top["agent"] == agent).sum() / n), "share": s["median"],
                      "share_p05": s["p05"], "share_p95": s["p95"], "runs": n})
     return pd.DataFrame(rows, columns=[*by, "agent", "frequency", "share", "share_p05", "share_p95", "runs"])
+
+
+# -- compute by system, vendor and owner --------------------------------------------------------------------------
+SYSTEM_PREFIX = "gpus_online_"
+# A vendor per system arrives with the multi-vendor catalog (issue 18); today's catalog is NVIDIA's alone, so a
+# system without a `vendor` attribute is NVIDIA's.
+DEFAULT_VENDOR = "NVIDIA"
+
+
+def system_facts(keys: Sequence[str]) -> pd.DataFrame:
+    """Per system key: `vendor`, `h100e_per_gpu` (dense BF16 over H100's 989 TFLOP/s) and `gpus_per_system`, from
+    the catalog; a key the catalog does not know has vendor "unknown" and NaN numbers."""
+    from model.hardware import systems  # lazy: the catalog file is read only when an outcome needs it
+
+    catalog = systems()
+    rows = []
+    for key in keys:
+        s = catalog.get(key)
+        rows.append({"system": key, "vendor": str(getattr(s, "vendor", DEFAULT_VENDOR)) if s else "unknown",
+                     "h100e_per_gpu": float(s.h100e_per_gpu) if s else float("nan"),
+                     "gpus_per_system": float(s.gpus_per_system) if s else float("nan")})
+    return pd.DataFrame(rows, columns=["system", "vendor", "h100e_per_gpu", "gpus_per_system"]).set_index("system")
+
+
+def generation_mix(agents: pd.DataFrame, at: At = "all", by: Sequence[str] = ()) -> pd.DataFrame:
+    """Per run, date, the columns `by` (e.g. "kind", "agent"; none: all agents) and system: `vendor`, `gpus`
+    (online), `h100e` (GPUs x the catalog's H100e per GPU) and `share` (of all H100e at that date and `by`).
+    Systems come from the agents table's `gpus_online_<system>` columns; all-zero systems are kept (share 0)."""
+    a = _with_run(agents)
+    keys = run_keys(a)
+    a = a[_at_mask(a, keys, at)]
+    cols = [c for c in a.columns if c.startswith(SYSTEM_PREFIX)]
+    group = [*keys, "date", *by]
+    per = a.groupby(group, sort=True)[cols].sum()
+    long = per.stack(future_stack=True).rename("gpus").reset_index()
+    long = long.rename(columns={long.columns[len(group)]: "system"})
+    long["system"] = long["system"].str.removeprefix(SYSTEM_PREFIX)
+    facts = system_facts(list(dict.fromkeys(long["system"])))
+    long.insert(len(group) + 1, "vendor", long["system"].map(facts["vendor"]))
+    long["gpus"] = long["gpus"].astype("int64")
+    long["h100e"] = long["gpus"] * long["system"].map(facts["h100e_per_gpu"])
+    total = long.groupby(group, sort=False)["h100e"].transform("sum")
+    long["share"] = (long["h100e"] / total.where(total > 0)).astype(float)
+    return long.reset_index(drop=True)
+
+
+def compute_shares(agents: pd.DataFrame, by: Literal["agent", "kind", "vendor"] = "agent",
+                   at: At = "all") -> pd.DataFrame:
+    """Per run, date and owner (`by="agent"`), agent kind or vendor: its H100e and its share of all H100e (the
+    aggregate included in the total). Vendor shares weigh each system's GPUs by the catalog's H100e per GPU
+    (`generation_mix`); owner and kind shares read the agents table's `h100e`."""
+    if by == "vendor":
+        mix = generation_mix(agents, at=at)
+        keys = run_keys(mix)
+        out = mix.groupby([*keys, "date", "vendor"], sort=True)["h100e"].sum().reset_index()
+    elif by in ("agent", "kind"):
+        a = _with_run(agents)
+        keys = run_keys(a)
+        a = a[_at_mask(a, keys, at)]
+        out = a.groupby([*keys, "date", by], sort=True)["h100e"].sum().reset_index()
+    else:
+        raise ValueError(f"by {by!r}: expected agent, kind or vendor")
+    total = out.groupby([*keys, "date"], sort=False)["h100e"].transform("sum")
+    out["share"] = (out["h100e"] / total.where(total > 0)).astype(float)
+    return out
+
+
+def mean_shares(shares: pd.DataFrame, group: str) -> pd.DataFrame:
+    """`compute_shares` (or `generation_mix`) of several runs as one composition per (label,) date and group: the
+    mean share across runs (means of shares still sum to one, medians need not), with the 5% and 95% share."""
+    by = [*(["label"] if "label" in shares.columns else []), "date", group]
+    g = shares.assign(share=shares["share"].fillna(0.0)).groupby(by, sort=True)["share"]
+    out = pd.DataFrame({"runs": g.count(), "share": g.mean(), "share_p05": g.quantile(LOW_Q),
+                        "share_p95": g.quantile(HIGH_Q)})
+    return out.reset_index()
+
+
+# -- clusters -------------------------------------------------------------------------------------------------------
+def largest_cluster_meaning(columns: Sequence[str]) -> str:
+    """What `largest_cluster_gpus` holds in a table with these columns. The market's second generation (issue 15)
+    makes it the largest single training cluster by GPUs and moves the fastest-reference-run cluster to its own
+    column `reference_run_cluster_gpus`; a table without that column holds the older meaning."""
+    if "reference_run_cluster_gpus" in columns:
+        return "the largest single training cluster by GPUs (one site, one fabric)"
+    return ("the cluster that trains the scenario's reference run fastest (its own or, for a lab, one it can reach), "
+            "not the largest site: this result predates the largest-cluster column")
+
+
+def has_largest_cluster(columns: Sequence[str]) -> bool:
+    """True when `largest_cluster_gpus` is the largest single training cluster (see `largest_cluster_meaning`)."""
+    return "reference_run_cluster_gpus" in columns
+
+
+# -- labs' compute --------------------------------------------------------------------------------------------------
+REACHABLE_COLUMN = "reachable_h100e"  # owned + contracted H100e of a lab (the market's second generation, issue 15)
+CONTRACTED_COLUMN = "contracted_h100e"
+_CONTRACT_YEARS = re.compile(r"over\s+([0-9.]+)\s+years")
+
+
+def contracts_signed(events: pd.DataFrame) -> pd.DataFrame:
+    """`contract_signed` events as contracts: run keys, `agent` (the lab or buyer holding the compute), `provider`,
+    `date` (signed), `system`, `gpus`, `h100e` (GPUs x the catalog's H100e per GPU), `duration_months` (from the
+    event's "over N years"; NaN when the detail does not say) and `end` (first month no longer held)."""
+    ev = _with_run(events)
+    keys = run_keys(ev)
+    ev = ev[ev["event"] == "contract_signed"]
+    cols = [*keys, "agent", "provider", "date", "system", "gpus", "h100e", "duration_months", "end"]
+    if ev.empty:
+        return pd.DataFrame(columns=cols)
+    detail = ev["detail"] if "detail" in ev.columns else pd.Series("", index=ev.index)
+    years = detail.str.extract(_CONTRACT_YEARS, expand=False).astype(float)
+    months = (years * 12).round()
+    facts = system_facts(list(dict.fromkeys(ev["system"])))
+    out = ev[[*keys, "agent", "date", "system", "gpus"]].copy()
+    out.insert(len(keys) + 1, "provider", detail.str.split(":", n=1).str[0].str.strip())
+    out["h100e"] = out["gpus"] * out["system"].map(facts["h100e_per_gpu"])
+    out["duration_months"] = months
+    out["end"] = [d + pd.DateOffset(months=int(m)) if m == m else pd.NaT
+                  for d, m in zip(out["date"], months, strict=True)]
+    out["end"] = pd.to_datetime(out["end"]).astype(DATE_DTYPE)
+    return out[cols].reset_index(drop=True)
+
+
+def lab_compute(agents: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """Per run, date and lab: `owned_h100e`, `contracted_h100e`, `reachable_h100e` (owned + contracted) and
+    `contracted_from` ("table" or "events").
+
+    With the agents table's `reachable_h100e` (and `contracted_h100e`) columns, these are read as the market wrote
+    them. Without them (results before issue 15) the contracted part is rebuilt from `contract_signed` events: each
+    contract's GPUs in H100e from the month it was signed for its duration. That stand-in misses contracts signed
+    before the run starts (they raise no event), counts a contract from signing even when it starts later, and
+    does not subtract GPUs a provider has not delivered."""
+    a = _with_run(agents)
+    keys = run_keys(a)
+    labs = a[a["kind"] == "lab"]
+    out = labs[[*keys, "date", "agent", "h100e"]].rename(columns={"h100e": "owned_h100e"}).copy()
+    if REACHABLE_COLUMN in labs.columns:
+        out["reachable_h100e"] = labs[REACHABLE_COLUMN].astype(float).to_numpy()
+        contracted = (labs[CONTRACTED_COLUMN].astype(float).to_numpy() if CONTRACTED_COLUMN in labs.columns
+                      else out["reachable_h100e"] - out["owned_h100e"])
+        out.insert(len(keys) + 3, "contracted_h100e", contracted)
+        out["contracted_from"] = "table"
+        return out.reset_index(drop=True)
+    held = np.zeros(len(out))
+    c = contracts_signed(events)
+    if len(c):
+        c = c[c["agent"].isin(set(out["agent"]))]
+        by = [*keys, "agent"]
+        index = out.reset_index(drop=True)
+        for key, group in c.groupby(by, sort=False):
+            key = key if isinstance(key, tuple) else (key,)
+            mask = np.ones(len(index), dtype=bool)
+            for col, value in zip(by, key, strict=True):
+                mask &= (index[col] == value).to_numpy()
+            dates = index.loc[mask, "date"].to_numpy()
+            total = np.zeros(mask.sum())
+            for r in group.itertuples():
+                active = dates >= np.datetime64(r.date)
+                if not pd.isna(r.end):
+                    active &= dates < np.datetime64(r.end)
+                total += np.where(active, r.h100e, 0.0)
+            held[mask] = total
+    out = out.reset_index(drop=True)
+    out["contracted_h100e"] = held
+    out["reachable_h100e"] = out["owned_h100e"] + held
+    out["contracted_from"] = "events"
+    return out[[*keys, "date", "agent", "owned_h100e", "contracted_h100e", "reachable_h100e", "contracted_from"]]
+
+
+_RUN_DETAIL = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*FLOP(?:,\s*([0-9.]+)\s*days)?")
+
+
+def training_runs(events: pd.DataFrame, agents: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each `training_run_started` event as a run: run keys, `agent`, `kind` (when `agents` is given), `date`
+    (started), `flop` and `days` (from the event's detail "5.00e+25 FLOP, 30 days"), `gpus` (the cluster's)."""
+    ev = _with_run(events)
+    keys = run_keys(ev)
+    ev = ev[ev["event"] == "training_run_started"]
+    parsed = ev["detail"].str.extract(_RUN_DETAIL) if len(ev) else pd.DataFrame({0: [], 1: []})
+    out = ev[[*keys, "agent", "date", "gpus"]].copy()
+    out.insert(len(keys) + 2, "flop", parsed[0].astype(float).to_numpy())
+    out.insert(len(keys) + 3, "days", parsed[1].astype(float).to_numpy())
+    if agents is not None:
+        kinds = agents.drop_duplicates([*[k for k in keys if k == "label"], "agent"])
+        out = out.merge(kinds[[*[k for k in keys if k == "label"], "agent", "kind"]], how="left",
+                        on=[*[k for k in keys if k == "label"], "agent"])
+        out.insert(len(keys) + 1, "kind", out.pop("kind"))
+    return out.reset_index(drop=True)
+
+
+# -- capex, shipments, backlog and per-system market columns ----------------------------------------------------
+def capex(agents: pd.DataFrame, period: Literal["calendar_year", "fiscal_year"] = "calendar_year",
+          partial: Partial = "drop") -> pd.DataFrame:
+    """Each agent's capex per calendar year (or NVIDIA fiscal year), a flow: `capex_usd_cumulative` at the period's
+    last simulated month less its value at the month before the period (zero before the run's first month). Returns
+    run keys, agent, kind, period, period_start, months, complete, capex_usd."""
+    a = _with_run(agents)
+    keys = run_keys(a)
+    a = a.sort_values([*keys, "agent", "date"], kind="stable")
+    d = a["date"]
+    if period == "calendar_year":
+        label, start = d.dt.year.astype(str), pd.to_datetime({"year": d.dt.year, "month": 1, "day": 1})
+    elif period == "fiscal_year":
+        fy = fiscal_periods(d)["fiscal_year"]
+        label, start = "FY" + fy.astype(str), pd.to_datetime({"year": fy - 1, "month": 2, "day": 1})
+    else:
+        raise ValueError(f"period {period!r}: expected calendar_year or fiscal_year")
+    previous = a.groupby([*keys, "agent"], sort=False)["capex_usd_cumulative"].shift(1).fillna(0.0)
+    frame = a[[*keys, "agent", "kind"]].assign(period=label, period_start=start.astype(DATE_DTYPE),
+                                               capex_usd=a["capex_usd_cumulative"] - previous)
+    g = frame.groupby([*keys, "agent", "kind", "period", "period_start"], sort=True)["capex_usd"]
+    out = pd.DataFrame({"months": g.count(), "capex_usd": g.sum()}).reset_index()
+    out.insert(len(out.columns) - 1, "complete", out["months"] == 12)
+    if partial == "drop":
+        out = out[out["complete"]]
+    return out.reset_index(drop=True)
+
+
+def per_system(market: pd.DataFrame, prefix: str, value: str) -> pd.DataFrame:
+    """The market table's `<prefix><system>` columns as long rows: run keys, date, system, `value`."""
+    m = _with_run(market)
+    keys = run_keys(m)
+    cols = [c for c in m.columns if c.startswith(prefix)]
+    long = m[[*keys, "date", *cols]].melt(id_vars=[*keys, "date"], var_name="system", value_name=value)
+    long["system"] = long["system"].str.removeprefix(prefix)
+    long[value] = pd.to_numeric(long[value], errors="coerce")
+    return long
+
+
+def backlog(market: pd.DataFrame) -> pd.DataFrame:
+    """Order backlog per run, month and system: `backlog_units` (systems ordered, not yet shipped, at the month's
+    end) and `backlog_gpus` (units x the catalog's GPUs per system)."""
+    long = per_system(market, "backlog_units_", "backlog_units")
+    facts = system_facts(list(dict.fromkeys(long["system"])))
+    long["backlog_gpus"] = long["backlog_units"] * long["system"].map(facts["gpus_per_system"])
+    return long
+
+
+def shipments(market: pd.DataFrame, period: Period = "fiscal_quarter", partial: Partial = "flag") -> pd.DataFrame:
+    """Systems shipped per run, period (as in `revenue`) and system: `units`, `gpus` (units x the catalog's GPUs per
+    system) and `h100e`, with the period's `period_start`, `months` and `complete`."""
+    long = per_system(market, "units_shipped_", "units")
+    keys = run_keys(long)
+    parts, start, length = _period_parts(long["date"], period)
+    long["period"] = parts["period"]
+    long["period_start"] = start.astype(DATE_DTYPE).to_numpy()
+    facts = system_facts(list(dict.fromkeys(long["system"])))
+    long["gpus"] = long["units"] * long["system"].map(facts["gpus_per_system"])
+    long["h100e"] = long["gpus"] * long["system"].map(facts["h100e_per_gpu"])
+    g = long.groupby([*keys, "period", "period_start", "system"], sort=False)
+    out = g[["units", "gpus", "h100e"]].sum()
+    out.insert(0, "months", g["date"].nunique())
+    out = out.reset_index()
+    out.insert(len(keys) + 4, "complete", out["months"] == length)
+    if partial == "drop":
+        out = out[out["complete"]]
+    return out.sort_values([*keys, "period_start", "system"], kind="stable").reset_index(drop=True)
+
+
+# -- differences against a baseline ---------------------------------------------------------------------------
+def months_between(later: pd.Series, earlier: pd.Series) -> pd.Series:
+    """Whole months from `earlier` to `later` (dates of months' first days)."""
+    return ((later.dt.year - earlier.dt.year) * 12 + (later.dt.month - earlier.dt.month)).astype(float)
+
+
+def differences(values: pd.DataFrame, seeds: pd.DataFrame, keys: Sequence[str], value: str,
+                baseline: str) -> pd.DataFrame:
+    """Each input minus the baseline input, per `keys` (e.g. date, year, system).
+
+    `values`: label, run, keys, value (one row per run and key). `seeds`: label, run, seed. Runs of the two inputs
+    with the same seed are paired and the difference is taken seed by seed (median, 5% and 95% of the paired
+    differences); without common seeds it is the difference of the medians (no interval). The noise band is what
+    seeds alone do: 5% and 95% of the differences between two different seeds of the baseline (empty with fewer
+    than two baseline runs). A value missing in a run (a milestone never reached) leaves that run out; `runs`
+    counts the differences taken. Returns label, keys, paired, runs, delta, delta_p05, delta_p95, noise_p05,
+    noise_p95."""
+    v = values.merge(seeds[["label", "run", "seed"]], on=["label", "run"], how="left")
+    base = v[v["label"] == baseline]
+    rows = []
+    noise: dict[tuple, tuple[float, float]] = {}
+    for key, g in base.groupby(list(keys), sort=False, dropna=False):
+        x = g[value].dropna().to_numpy(float)
+        key = key if isinstance(key, tuple) else (key,)
+        if len(x) >= 2:
+            diffs = (x[:, None] - x[None, :])[~np.eye(len(x), dtype=bool)]
+            noise[key] = (float(np.quantile(diffs, LOW_Q)), float(np.quantile(diffs, HIGH_Q)))
+    for label in [lab for lab in dict.fromkeys(v["label"]) if lab != baseline]:
+        other = v[v["label"] == label]
+        merged = other.merge(base, on=[*keys, "seed"], how="inner", suffixes=("", "_base"))
+        paired = merged[[value, f"{value}_base"]].notna().all(axis=1)
+        for key, g in other.groupby(list(keys), sort=False, dropna=False):
+            key = key if isinstance(key, tuple) else (key,)
+            mask = np.ones(len(merged), dtype=bool)
+            for col, k in zip(keys, key, strict=True):
+                mask &= (merged[col] == k).to_numpy()
+            d = (merged.loc[mask & paired, value] - merged.loc[mask & paired, f"{value}_base"]).to_numpy(float)
+            if len(d):
+                s = spread(d)
+                row = {"paired": True, "runs": len(d), "delta": s["median"], "delta_p05": s["p05"],
+                       "delta_p95": s["p95"]}
+            else:
+                b = base
+                for col, k in zip(keys, key, strict=True):
+                    b = b[b[col] == k]
+                mine, theirs = g[value].dropna(), b[value].dropna()
+                delta = float(mine.median() - theirs.median()) if len(mine) and len(theirs) else float("nan")
+                row = {"paired": False, "runs": min(len(mine), len(theirs)), "delta": delta,
+                       "delta_p05": float("nan"), "delta_p95": float("nan")}
+            lo, hi = noise.get(key, (float("nan"), float("nan")))
+            rows.append({"label": label, **dict(zip(keys, key, strict=True)), **row, "noise_p05": lo,
+                         "noise_p95": hi})
+    cols = ["label", *keys, "paired", "runs", "delta", "delta_p05", "delta_p95", "noise_p05", "noise_p95"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+FAN_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def fan(df: pd.DataFrame, keys: Sequence[str], value: str) -> pd.DataFrame:
+    """Quantiles of `value` across runs for fan charts: per (label,) keys, `runs` and `<value>_p05`, `_p25`,
+    `<value>` (median), `_p75`, `_p95` (linear interpolation): the 50% and 90% bands around the median."""
+    by = [*(["label"] if "label" in df.columns and "label" not in keys else []), *keys]
+    grouped = df.groupby(by, sort=False, dropna=False)[value]
+    out = pd.DataFrame({"runs": grouped.count()})
+    for q in FAN_QUANTILES:
+        out[value if q == 0.5 else f"{value}_p{round(q * 100):02d}"] = grouped.quantile(q)
+    return out.reset_index()

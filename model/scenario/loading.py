@@ -1,7 +1,8 @@
-"""Load a scenario TOML file (following `extends`) and apply `--set dotted.path=value` overrides.
+"""Load a scenario TOML file (following `extends`), apply `--set dotted.path=value` overrides, validate once.
 
-Every problem becomes an InputError naming the file, the field, the value and what was expected, so the CLI can
-print one line and exit 2.
+`load_scenario` gives the typed `Scenario` a run is built from; `load_scenario_dict` and `apply_overrides` give
+plain trees (what sweeps sample and manifests record). Every problem becomes an InputError naming the file, the
+field, the value and what was expected, so the CLI can print one line and exit 2.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from model.errors import InputError, nearest
+from model.scenario.schema import Scenario, path_is_known
+from model.scenario.validation import validate, validate_overridden
 
 MAX_EXTENDS_DEPTH = 8
 
@@ -38,12 +42,25 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_scenario_dict(path: Path | str) -> dict[str, Any]:
-    """The scenario as a plain dict, with `extends = "other.toml"` (relative to this file) merged underneath,
-    validated against the schema (InputError naming the file that sets the bad field)."""
-    from model.scenario.schema import validate
+def load_scenario(path: Path | str, overrides: Sequence[str] = (), source: str = "--set") -> Scenario:
+    """The typed scenario of a file, with `extends = "other.toml"` (relative to the file) merged underneath and
+    `overrides` (`dotted.path=value`) applied, validated once (InputError naming the file that sets the bad field,
+    or `source` for an override)."""
+    path = Path(path)
+    return scenario_from_tree(_sort_dated(_load_merged(path)), overrides, source, origin=path)
 
-    return validate(_sort_dated(_load_merged(Path(path))), Path(path))
+
+def scenario_from_tree(tree: dict[str, Any], overrides: Sequence[str] = (), source: str = "--set",
+                       origin: str | Path = "parameters") -> Scenario:
+    """The typed scenario of a resolved tree (from `origin`) with `overrides` applied, validated once."""
+    if not overrides:
+        return validate(tree, origin)
+    return validate_overridden(tree, _overridden(tree, overrides, source), origin, source)
+
+
+def load_scenario_dict(path: Path | str) -> dict[str, Any]:
+    """The scenario as a validated plain tree (`load_scenario(path).tree`)."""
+    return load_scenario(path).tree
 
 
 DATED_SERIES = (("max_campus_mw",), ("supplier", "cowos_wafers_per_month"), ("supplier", "hbm_tb_per_month"))
@@ -100,9 +117,22 @@ def _coerce(text: str, like: Any, where: str) -> Any:
     return value
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
-    """Apply `dotted.path=value` overrides, then validate. A path must exist in the scenario or be one the schema
-    knows (an optional field the file leaves out); otherwise the nearest name is suggested."""
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], source: str = "--set") -> dict[str, Any]:
+    """A validated tree's values overridden (`dotted.path=value`), validated again; the result as a plain tree."""
+    if not overrides:
+        return copy.deepcopy(data)
+    return scenario_from_tree(data, overrides, source).tree
+
+
+def override_scenario(scenario: Scenario, overrides: Sequence[str], source: str = "--set") -> Scenario:
+    """A typed scenario with values overridden (`dotted.path=value`), validated once."""
+    return scenario_from_tree(scenario.tree, overrides, source) if overrides else scenario
+
+
+def _overridden(data: dict[str, Any], overrides: Sequence[str], source: str) -> dict[str, Any]:
+    """A copy of `data` with `dotted.path=value` overrides applied (not validated). A path must exist in the
+    scenario or be one the schema knows (an optional field the file leaves out); otherwise the nearest name is
+    suggested; a value is parsed as TOML of the type of the value it replaces."""
     out = copy.deepcopy(data)
     for item in overrides:
         if "=" not in item:
@@ -116,8 +146,6 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "-
                 raise InputError(f"{where}: {'.'.join(parts[:depth])} is a value, not a table")
             last = depth == len(parts) - 1
             if part not in node:
-                from model.scenario.schema import path_is_known
-
                 if not path_is_known(parts[: depth + 1]):
                     raise InputError(f"{where}: unknown key{nearest(part, list(node))}")
                 # a key the schema knows that this scenario leaves out (an optional field, a system's delay)
@@ -128,8 +156,4 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "-
                 node[part] = _coerce(text.strip(), node[part], where)
             if not last:
                 node = node[part]
-    if overrides:
-        from model.scenario.schema import validate
-
-        validate(out, source)
     return out

@@ -1,8 +1,8 @@
 """The mapping of scenario files onto Mesa's `Scenario` class, with the named knobs the browser app moves.
 
-A `MarketScenario` names a scenario file (or carries an already resolved parameter tree), `--set`-style overrides,
-and a few knobs. A knob left at None keeps the file's value; a knob given a value overrides the dotted path it maps
-to, so the app, the CLI and sweeps all change the model through the same validated path.
+A `MarketScenario` names a scenario file (or carries an already validated `Scenario`, or a parameter tree),
+`--set`-style overrides, and a few knobs. A knob left at None keeps the file's value; a knob given a value overrides
+the dotted path it maps to, so the app, the CLI and sweeps all change the model through the same validated path.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mesa.experimental.scenarios import Scenario
-
-from model.scenario.loading import apply_overrides, load_scenario_dict
+from model.scenario.loading import load_scenario, override_scenario, scenario_from_tree
+from model.scenario.mesa_core import Scenario
+from model.scenario.schema import Scenario as ScenarioParams
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCENARIO_FILE = ROOT / "scenarios" / "baseline.toml"
@@ -30,10 +30,11 @@ KNOBS: dict[str, str] = {
 
 
 class MarketScenario(Scenario):
-    """Parameters of one market run (Mesa `Scenario`): a scenario file or tree, overrides, knobs; `rng` is the seed."""
+    """Parameters of one market run (Mesa `Scenario`): a scenario file, a validated `Scenario` or a parameter tree;
+    overrides; knobs; `rng` is the seed."""
 
     scenario_file: str = str(DEFAULT_SCENARIO_FILE)
-    params: dict | None = None
+    params: ScenarioParams | dict | None = None
     overrides: tuple[str, ...] = ()
     vr_delay_months: int | None = None
     supply_growth_multiplier: float | None = None
@@ -43,20 +44,28 @@ class MarketScenario(Scenario):
     capex_multiplier_other: float | None = None
     power_lead_time_multiplier: float | None = None
 
-    def resolved_params(self) -> dict[str, Any]:
-        """The parameter tree: file (or given tree), then `overrides`, then knobs that are set."""
-        if self.params is not None:
-            from model.scenario.schema import validate
-
-            base = validate(self.params, "parameters")
-        else:
-            base = load_scenario_dict(self.scenario_file)
+    def settings(self) -> list[str]:
+        """`overrides`, then the knobs that are set, as `dotted.path=value`."""
         sets = list(self.overrides)
         for knob, path in KNOBS.items():
             value = getattr(self, knob)
             if value is not None:
                 sets.append(f"{path}={value}")
-        return apply_overrides(base, sets, source="knob") if sets else base
+        return sets
+
+    def resolved(self) -> ScenarioParams:
+        """The typed scenario: the file (or the given scenario or tree), then `overrides` and knobs; validated
+        once (a given `Scenario` is not validated again)."""
+        sets = self.settings()
+        if isinstance(self.params, ScenarioParams):
+            return override_scenario(self.params, sets, source="knob")
+        if self.params is not None:
+            return scenario_from_tree(self.params, sets, source="knob")
+        return load_scenario(self.scenario_file, sets, source="knob")
+
+    def resolved_params(self) -> dict[str, Any]:
+        """The resolved parameter tree (plain, as in a manifest)."""
+        return self.resolved().tree
 
 
 # what a knob means when the scenario does not set its path (no delay, multipliers of one)

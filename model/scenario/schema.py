@@ -1,43 +1,38 @@
-"""The scenario schema: every field, its type and range, checked before a model runs.
+"""The scenario schema: every field, its type, range and default, as frozen pydantic models.
 
-Validation turns the first problem into one `InputError` line naming the file (the scenario file in the `extends`
-chain that sets the field, or `--set`), the dotted field, the value and what was expected, e.g.
-
-    scenarios/x.toml: hyperscaler.microsoft.capex_usd_bn.2025: expected a number >= 0, got 'abc'
-
-Types and ranges are pydantic models (strict: a string is not a number); relations between fields (dates in
-order, probabilities summing to one, contracts naming known agents) are checked after.
+The market reads a validated `Scenario` by attribute (`scenario.kinds.neocloud.pue`). Defaults live here and only
+here. Fields that exist for some kinds of buyer only are fields of that kind's model (`NeocloudKind`, `LabKind`), so
+they are required where they apply and refused where they do not. Validation, with its one-line errors, is in
+`model.scenario.validation`.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import re
-import tomllib
-from collections.abc import Callable
-from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
-from model.errors import InputError, nearest
-from model.hardware.systems import SYSTEM_KEYS, systems
+from model.hardware.systems import SYSTEM_KEYS
 from model.hardware.workloads import workloads
 
 BASELINE_SYSTEM = "hgx_h100"  # the system every other is measured against (H100-equivalents)
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
-_YEAR = re.compile(r"^\d{4}$")
+MONTH_PATTERN = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+YEAR_PATTERN = re.compile(r"^\d{4}$")
+BUYER_KINDS = ("hyperscaler", "neocloud", "lab", "other")
 
 
 def _month(text: str) -> str:
-    if not _MONTH.match(text):
+    if not MONTH_PATTERN.match(text):
         raise ValueError("a month as YYYY-MM")
     return text
 
 
 def _year(text: str) -> str:
-    if not _YEAR.match(text):
+    if not YEAR_PATTERN.match(text):
         raise ValueError("a year as YYYY")
     return text
 
@@ -65,21 +60,42 @@ PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 ByYear = dict[Year, NonNegative]
 ByMonth = dict[Month, Positive]
+Precision = Literal["bf16", "fp8", "nvfp4"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+def by_year(table: float | dict[str, float], year: int, growth_after: float = 0.0) -> float:
+    """A value given as a number or as a table by calendar year: a year without an entry takes the latest earlier
+    entry (the first entry before the table starts), and years after the last entry grow from it by `growth_after`
+    a year."""
+    if not isinstance(table, dict):
+        return float(table)
+    if not table:
+        return 0.0
+    years = sorted(int(y) for y in table)
+    known = [y for y in years if y <= year]
+    if not known:
+        return float(table[str(years[0])])
+    value = float(table[str(known[-1])])
+    return value * (1 + growth_after) ** (year - known[-1]) if known[-1] == years[-1] else value
 
 
-class Frontier(_Strict):
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Frontier(_Frozen):
+    """Labs' own frontier runs: a trend in FLOP, bounded by how long a run may take."""
+
     flop_2024: Positive
     growth_per_year: Positive
     max_run_days: Positive
     min_run_growth: Annotated[float, Field(ge=1)]
-    precision: Literal["bf16", "fp8", "nvfp4"]
+    precision: Precision
 
 
-class Rental(_Strict):
+class Rental(_Frozen):
+    """Rental price per GPU-hour: cost recovery plus a scarcity premium."""
+
     amortization_years: Positive
     utilization: Annotated[float, Field(gt=0, lt=1)]
     margin: NonNegative
@@ -89,15 +105,15 @@ class Rental(_Strict):
     scarcity_backlog_months: Positive
 
 
-class TrainJob(_Strict):
+class TrainJob(_Frozen):
     workload: Annotated[str, AfterValidator(_workload)]
     gpus: PositiveInt
     seq_len: PositiveInt
     global_batch_seqs: PositiveInt
-    precision: Literal["bf16", "fp8", "nvfp4"]
+    precision: Precision
 
 
-class ServeJob(_Strict):
+class ServeJob(_Frozen):
     workload: Annotated[str, AfterValidator(_workload)]
     gpus: PositiveInt
     input_tokens: PositiveInt
@@ -107,12 +123,16 @@ class ServeJob(_Strict):
     weight: Positive
 
 
-class ReferenceJobs(_Strict):
+class ReferenceJobs(_Frozen):
+    """What buyers ask their performance model about each system (relative to HGX H100)."""
+
     train: TrainJob
     serve: Annotated[list[ServeJob], Field(min_length=1)]
 
 
-class Supplier(_Strict):
+class Supplier(_Frozen):
+    """NVIDIA: roadmap slips, pricing, packaging and memory capacity, allocation."""
+
     slip_after: Month
     slip_months: Annotated[list[NonNegativeInt], Field(min_length=1)]
     slip_probs: Annotated[list[Fraction], Field(min_length=1)]
@@ -131,9 +151,14 @@ class Supplier(_Strict):
     gpus_per_wafer: dict[System, Positive]
     nvidia_share_of_system_price: dict[System, Annotated[float, Field(gt=0, le=1)]]
 
+    def delays_months(self, system: str) -> tuple[int, int]:
+        """Months a scenario adds to a system's catalog dates: to its first shipment, and further to its volume
+        ramp (0 for a system the tables leave out)."""
+        return self.delay_months.get(system, 0), self.volume_delay_months.get(system, 0)
 
-class Kind(_Strict):
-    """Behaviour and physics shared by every buyer of a kind; the optional fields apply to some kinds only."""
+
+class KindBase(_Frozen):
+    """Behaviour and physics shared by every buyer of a kind."""
 
     start_site_mw: Positive
     budget_carry_months: Positive
@@ -152,53 +177,76 @@ class Kind(_Strict):
     wait_tau_months: Positive
     gpu_lifetime_years: Positive
     fleet_start_age_months: NonNegativeInt
-    # neoclouds: money borrowed against contracts
-    equity_funded_share: Fraction | None = None
-    financing_lag_months: NonNegativeInt | None = None
-    debt_multiple_of_backlog: NonNegative | None = None
-    # labs: compute bought with revenue
-    revenue_growth_after: Annotated[float, Field(gt=-1)] | None = None
-    compute_spend_per_revenue: NonNegative | None = None
-    contracting_interval_months: PositiveInt | None = None
-    contract_years: Positive | None = None
-    min_contract_usd_bn: NonNegative | None = None
-    # the rest of the market
-    power_unconstrained: bool = False
+    power_unconstrained: bool = False  # many small sites whose power is not modelled (the rest of the market)
 
 
-class Kinds(_Strict):
-    hyperscaler: Kind
-    neocloud: Kind
-    lab: Kind
-    other: Kind
+class HyperscalerKind(KindBase):
+    pass
 
 
-class _Owner(_Strict):
+class NeocloudKind(KindBase):
+    """Neoclouds fund part of their capex with debt raised against their contract backlog."""
+
+    equity_funded_share: Fraction
+    financing_lag_months: NonNegativeInt
+    debt_multiple_of_backlog: NonNegative
+
+
+class LabKind(KindBase):
+    """Labs buy compute with revenue, mostly under contracts with providers."""
+
+    revenue_growth_after: Annotated[float, Field(gt=-1), AfterValidator(_finite)]
+    compute_spend_per_revenue: NonNegative
+    contracting_interval_months: PositiveInt
+    contract_years: Positive
+    min_contract_usd_bn: NonNegative
+
+
+class OtherKind(KindBase):
+    pass
+
+
+class Kinds(_Frozen):
+    hyperscaler: HyperscalerKind
+    neocloud: NeocloudKind
+    lab: LabKind
+    other: OtherKind
+
+
+class Owner(_Frozen):
+    """A named buyer that builds its own power and buys systems from a capex plan."""
+
     capex_usd_bn: ByYear = {}
-    ai_systems_share: Fraction | None = None
+    ai_systems_share: Fraction | None = None  # None: the kind's share
     power_mw_start: NonNegative = 0.0
     power_mw_under_construction: NonNegative = 0.0
     power_add_mw_per_year: NonNegative | ByYear = 0.0
     fleet_start: dict[System, NonNegativeInt] = {}
 
+    def systems_share(self, kind: KindBase) -> float:
+        """Share of capex that goes to NVIDIA systems: this buyer's own, else its kind's."""
+        return kind.ai_systems_share if self.ai_systems_share is None else self.ai_systems_share
 
-class Provider(_Owner):
-    pass
+
+class Provider(Owner):
+    """A hyperscaler or a neocloud."""
 
 
-class Lab(_Owner):
+class Lab(Owner):
     hosts: list[str] = []
     frontier_flop_factor: Positive = 1.0
     revenue_usd_bn: ByYear = {}
     nvidia_share_of_compute: Fraction = 1.0
 
 
-class RestOfMarket(_Strict):
+class RestOfMarket(_Frozen):
+    """Everyone else, as one buyer whose NVIDIA spending is a share of the total."""
+
     share_of_nvidia_demand: Annotated[float, Field(ge=0, lt=1)] | dict[Year, Annotated[float, Field(ge=0, lt=1)]]
     fleet_start: dict[System, NonNegativeInt] = {}
 
 
-class Contract(_Strict):
+class Contract(_Frozen):
     lab: str
     provider: str
     date: Month
@@ -207,7 +255,9 @@ class Contract(_Strict):
     duration_years: Positive
 
 
-class Scenario(_Strict):
+class Scenario(_Frozen):
+    """A whole scenario, validated. `tree` is the plain parameter tree it was validated from (for manifests)."""
+
     start: Month
     end: Month
     at_scale_gpus: PositiveInt
@@ -231,157 +281,17 @@ class Scenario(_Strict):
     deliver_contracts_of: list[str] = []  # labs whose contracts are funded and built on schedule
     sweep: dict[str, Any] | None = None  # validated by model.sweep
 
+    _tree: dict[str, Any] = PrivateAttr(default_factory=dict)
 
-KIND_EXTRAS = {
-    "neocloud": ("equity_funded_share", "financing_lag_months", "debt_multiple_of_backlog"),
-    "lab": ("revenue_growth_after", "compute_spend_per_revenue", "contracting_interval_months", "contract_years",
-            "min_contract_usd_bn"),
-}
+    @property
+    def tree(self) -> dict[str, Any]:
+        """The plain parameter tree (a copy: JSON-able, as in a manifest)."""
+        return copy.deepcopy(self._tree)
 
-
-# -- errors ---------------------------------------------------------------------------------------------------
-def _dotted(loc: tuple) -> str:
-    skip = ("function-", "literal[", "union[", "[key]", "float", "dict[", "constrained-")
-    return ".".join(str(part) for part in loc if not str(part).startswith(skip))
-
-
-def _expectation(error: dict) -> str:
-    kind, ctx, msg = error["type"], error.get("ctx", {}), error["msg"]
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
-        bound = next(iter(ctx.values()))
-        return f"a number {op} {bound:g}"
-    if kind in ("float_type", "int_type", "float_parsing", "int_parsing", "int_from_float"):
-        return "a whole number" if kind.startswith("int") else "a number"
-    if kind == "string_type":
-        return "a string"
-    if kind == "bool_type":
-        return "true or false"
-    if kind in ("list_type", "dict_type", "model_type"):
-        return {"list_type": "a list", "dict_type": "a table", "model_type": "a table"}[kind]
-    if kind == "literal_error":
-        return "one of " + ctx.get("expected", "")
-    if kind == "too_short":
-        return f"at least {ctx.get('min_length')} entries"
-    if kind == "value_error":
-        return msg.removeprefix("Value error, ")
-    return msg[0].lower() + msg[1:] if msg else kind
-
-
-def _fields_at(loc: tuple) -> list[str]:
-    """Valid keys at the table holding `loc` (for 'unknown key' hints)."""
-    model: Any = Scenario
-    for part in loc[:-1]:
-        if isinstance(part, int) or model is None:
-            model = getattr(model, "__args__", [None])[0] if model is not None else None
-            continue
-        fields = getattr(model, "model_fields", None)
-        if fields is None:  # a dict of named agents: the value model
-            args = getattr(model, "__args__", None)
-            model = args[-1] if args else None
-            continue
-        field = fields.get(part)
-        if field is None:
-            return []
-        model = field.annotation
-        for _ in range(3):  # unwrap Annotated / Optional / list / dict to the model
-            args = getattr(model, "__args__", None)
-            if getattr(model, "model_fields", None) is not None or not args:
-                break
-            model = next((a for a in args if getattr(a, "model_fields", None) is not None), args[-1])
-    return list(getattr(model, "model_fields", {}) or {})
-
-
-def _message(error: dict, where: Callable[[str], str]) -> str:
-    loc = tuple(error["loc"])
-    path = _dotted(loc)
-    if error["type"] == "extra_forbidden":
-        return f"{where(path)}: {path}: unknown key{nearest(str(loc[-1]), _fields_at(loc))}"
-    if error["type"] == "missing":
-        return f"{where(path)}: {path}: missing; expected a value here"
-    value = error.get("input")
-    hint = ""
-    if error["type"] == "literal_error" and isinstance(value, str):
-        hint = nearest(value, [s.strip("' ") for s in str(error.get("ctx", {}).get("expected", "")).split(",")])
-    if error["type"] == "literal_error" and "[key]" in loc:
-        return f"{where(path)}: {path}: unknown system key; expected one of the catalog{hint}"
-    return f"{where(path)}: {path}: expected {_expectation(error)}, got {value!r}{hint}"
-
-
-# -- relations between fields -------------------------------------------------------------------------------
-def _check_relations(tree: dict[str, Any], fail: Callable[[str, str], None]) -> None:
-    if tree["end"] < tree["start"]:
-        fail("end", f"expected a month on or after start ({tree['start']}), got {tree['end']!r}")
-    earliest = min(s.first_shipment for s in systems().values())
-    if tree["start"] < earliest:
-        fail("start", f"expected a month on or after {earliest} (the first system's first shipment), "
-                      f"got {tree['start']!r}")
-    _check_reference_jobs(tree["reference_jobs"], fail)
-    sup = tree["supplier"]
-    if len(sup["slip_probs"]) != len(sup["slip_months"]):
-        fail("supplier.slip_probs", f"expected {len(sup['slip_months'])} probabilities (one per slip_months entry), "
-                                    f"got {sup['slip_probs']!r}")
-    if abs(sum(sup["slip_probs"]) - 1.0) > 1e-6:
-        fail("supplier.slip_probs", f"expected probabilities summing to 1, got {sup['slip_probs']!r}")
-    for table in ("gpus_per_wafer", "nvidia_share_of_system_price"):
-        missing = [k for k in SYSTEM_KEYS if k not in sup[table]]
-        if missing:
-            fail(f"supplier.{table}", f"expected a value for every system, missing {', '.join(missing)}")
-    for path, series in (("supplier.cowos_wafers_per_month", sup["cowos_wafers_per_month"]),
-                         ("supplier.hbm_tb_per_month", sup["hbm_tb_per_month"]),
-                         ("max_campus_mw", tree["max_campus_mw"])):
-        dates = list(series)
-        for a, b in zip(dates, dates[1:], strict=False):
-            if b <= a:
-                fail(f"{path}.{b}", f"expected dates in increasing order, got {b!r} after {a!r}")
-    for kind, extras in KIND_EXTRAS.items():
-        for name in extras:
-            if tree["kinds"][kind].get(name) is None:
-                fail(f"kinds.{kind}.{name}", f"expected a value for {kind}s, got nothing")
-    providers = set(tree.get("hyperscaler", {})) | set(tree.get("neocloud", {}))
-    agents = providers | set(tree.get("lab", {})) | set(tree.get("other", {}))
-    seen: set[str] = set()
-    for kind in ("hyperscaler", "neocloud", "other", "lab"):
-        for name in tree.get(kind, {}):
-            if name in seen:
-                fail(f"{kind}.{name}", "expected agent names to be unique across kinds, got a second "
-                                       f"{name!r}")
-            seen.add(name)
-    for name, lab in tree.get("lab", {}).items():
-        for i, host in enumerate(lab.get("hosts", [])):
-            if host not in providers:
-                fail(f"lab.{name}.hosts.{i}", f"expected a hyperscaler or neocloud, got {host!r}"
-                                              f"{nearest(host, sorted(providers))}")
-    for i, name in enumerate(tree.get("deliver_contracts_of", [])):
-        if name not in agents:
-            fail(f"deliver_contracts_of.{i}", f"expected an agent, got {name!r}{nearest(name, sorted(agents))}")
-    for i, c in enumerate(tree.get("contracts", [])):
-        if c["provider"] not in agents or c["provider"] in tree.get("other", {}):
-            fail(f"contracts.{i}.provider", f"expected a provider agent, got {c['provider']!r}"
-                                            f"{nearest(c['provider'], sorted(providers))}")
-        if c["lab"] not in agents:
-            fail(f"contracts.{i}.lab", f"expected an agent, got {c['lab']!r}{nearest(c['lab'], sorted(agents))}")
-        if c.get("start") is not None and c["start"] < c["date"]:
-            fail(f"contracts.{i}.start", f"expected a month on or after its date ({c['date']}), got {c['start']!r}")
-
-
-def _check_reference_jobs(jobs: dict[str, Any], fail: Callable[[str, str], None]) -> None:
-    """Every system is compared with HGX H100 on the reference jobs, so H100 must be able to run them."""
-    from model.performance.serving import serve_estimate
-    from model.performance.training import train_estimate
-
-    train = jobs["train"]
-    precision = "fp8" if train["precision"] == "nvfp4" else train["precision"]  # H100 has no FP4
-    if not train_estimate(BASELINE_SYSTEM, train["gpus"], train["workload"], precision, train["seq_len"],
-                          train["global_batch_seqs"]).feasible:
-        fail("reference_jobs.train", f"expected a job HGX H100 can run (every system is compared with it), got "
-                                     f"{train['workload']} on {train['gpus']} GPUs with a batch of "
-                                     f"{train['global_batch_seqs']}")
-    for i, job in enumerate(jobs["serve"]):
-        if not serve_estimate(BASELINE_SYSTEM, job["gpus"], job["workload"], "fp8", job["input_tokens"],
-                              job["output_tokens"], scenario=job["scenario"]).feasible:
-            fail(f"reference_jobs.serve.{i}", f"expected a job HGX H100 can serve (every system is compared with "
-                                              f"it), got {job['workload']} on {job['gpus']} GPUs")
+    def named_agents(self) -> list[tuple[str, str]]:
+        """(kind, name) of every buyer, in the order agents are created: hyperscalers, neoclouds, the rest of the
+        market, labs."""
+        return [(kind, name) for kind in ("hyperscaler", "neocloud", "other", "lab") for name in getattr(self, kind)]
 
 
 def path_is_known(parts: list[str]) -> bool:
@@ -389,7 +299,7 @@ def path_is_known(parts: list[str]) -> bool:
     year or month (not new agents: those belong in a scenario file)."""
     annotation: Any = Scenario
     for i, part in enumerate(parts):
-        annotation = _unwrap(annotation)
+        annotation = unwrap(annotation)
         fields = getattr(annotation, "model_fields", None)
         if fields is not None:
             if part not in fields:
@@ -398,18 +308,19 @@ def path_is_known(parts: list[str]) -> bool:
             continue
         if get_origin(annotation) is dict:
             key_type, annotation = get_args(annotation)
-            key_type = _unwrap(key_type)
+            key_type = unwrap(key_type)
             if get_origin(key_type) is Literal:
                 if part not in get_args(key_type):
                     return False
-            elif key_type is str and i == len(parts) - 1 and not (_MONTH.match(part) or _YEAR.match(part)):
+            elif key_type is str and i == len(parts) - 1 and not (MONTH_PATTERN.match(part)
+                                                                  or YEAR_PATTERN.match(part)):
                 return False  # a new agent name: agents are declared in scenario files
             continue
         return False
     return True
 
 
-def _unwrap(annotation: Any) -> Any:
+def unwrap(annotation: Any) -> Any:
     """The type inside Annotated[...] and Optional/Union (the first branch that is a table)."""
     while True:
         origin = get_origin(annotation)
@@ -418,65 +329,6 @@ def _unwrap(annotation: Any) -> Any:
         elif origin in (Union, UnionType):
             args = [a for a in get_args(annotation) if a is not type(None)]
             annotation = next((a for a in args if getattr(a, "model_fields", None) is not None
-                               or get_origin(_unwrap(a)) is dict), args[0])
+                               or get_origin(unwrap(a)) is dict), args[0])
         else:
             return annotation
-
-
-# -- which file says what ------------------------------------------------------------------------------------
-def _chain(path: Path) -> list[tuple[Path, dict]]:
-    """The scenario file and the files it extends, child first (raw TOML)."""
-    out, seen = [], set()
-    while path not in seen and path.is_file():
-        seen.add(path)
-        try:
-            data = tomllib.loads(path.read_text())
-        except (tomllib.TOMLDecodeError, OSError):
-            break
-        out.append((path, data))
-        parent = data.get("extends")
-        if not isinstance(parent, str):
-            break
-        path = path.parent / parent
-    return out
-
-
-def _has(data: Any, dotted: str) -> bool:
-    for part in dotted.split("."):
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
-            data = data[int(part)]
-        else:
-            return False
-    return True
-
-
-def blame(origin: str | Path, dotted: str) -> str:
-    """The file (or '--set') responsible for a field: the first file in the extends chain that sets it or the
-    longest part of its path; the scenario file itself when none does."""
-    if not isinstance(origin, Path):
-        return str(origin)
-    chain = _chain(origin)
-    parts = dotted.split(".")
-    for length in range(len(parts), 0, -1):
-        prefix = ".".join(parts[:length])
-        for file, data in chain:
-            if _has(data, prefix):
-                return str(file)
-    return str(origin)
-
-
-# -- the entry point -----------------------------------------------------------------------------------------
-def validate(tree: dict[str, Any], origin: str | Path) -> dict[str, Any]:
-    """Check a resolved scenario tree; return it unchanged, or raise InputError for the first problem."""
-    try:
-        Scenario.model_validate(tree)
-    except ValidationError as exc:
-        raise InputError(_message(exc.errors()[0], lambda path: blame(origin, path))) from None
-
-    def fail(path: str, expectation: str) -> None:
-        raise InputError(f"{blame(origin, path)}: {path}: {expectation}")
-
-    _check_relations(tree, fail)
-    return tree

@@ -130,7 +130,7 @@ def _check_resume(out: Path, header: dict, resume: bool) -> None:
         raise InputError(f"{sweep_json}: --resume: unreadable sweep.json ({exc})") from None
     checks = [("params_sha256", "the resolved scenario parameters (file or --set) differ"),
               ("design", "design"), ("parameters", "[sweep] parameters"), ("base_seed", "--seed")]
-    if header["design"] == "lhs":
+    if header["design"] != "seeds":  # a sampled design of another size is another design
         checks.append(("runs", "--runs (a Latin hypercube of another size is another design)"))
     for key, what in checks:
         if canonical_json(old.get(key)) != canonical_json(header[key]):

@@ -1,0 +1,82 @@
+"""Build the capability table of a scenario by asking the performance model; one table per scenario inputs per
+process, so that the runs of a sweep (and repeated runs in the app) share it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import partial
+
+from model.capability.table import CapabilityTable, FrontierDays, SystemValue
+from model.hardware.systems import systems
+from model.performance.serving import serve_estimate
+from model.performance.training import frontier_run_days, train_estimate
+from model.scenario.schema import BASELINE_SYSTEM, Scenario, ServeJob, TrainJob
+
+_TABLES: dict[str, CapabilityTable] = {}
+
+
+def _precision(system: str, wanted: str) -> str:
+    """The wanted precision where the system has it (NVFP4 needs Blackwell or later), else FP8."""
+    return wanted if systems()[system].dense_tflops(wanted) else "fp8"
+
+
+def training_tflops_per_gpu(system: str, job: TrainJob) -> float:
+    """Model TFLOP/s per GPU on a training job (0 if no layout fits)."""
+    result = train_estimate(system, job.gpus, job.workload, _precision(system, job.precision), job.seq_len,
+                            job.global_batch_seqs)
+    return result.tflops_per_gpu if result.feasible else 0.0
+
+
+def serving_tokens_per_s_per_gpu(system: str, job: ServeJob) -> float:
+    """Output tokens/s per GPU on a serving job (0 if infeasible). Systems bigger than the job serve on one
+    system."""
+    used = max(job.gpus, systems()[system].gpus_per_system)
+    result = serve_estimate(system, used, job.workload, _precision(system, job.precision), job.input_tokens,
+                            job.output_tokens, scenario=job.scenario)
+    return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
+
+
+def _frontier_oracle(precision: str, system: str, gpus: int, flop: float) -> float | None:
+    return frontier_run_days(system, gpus, flop, precision=precision)
+
+
+def _peak_flop_per_gpu_day(precision: str, system: str) -> float:
+    """Dense peak FLOP per day of one GPU at the run's precision (FP8 where the system lacks it): no training run
+    does better."""
+    return systems()[system].dense_tflops(_precision(system, precision)) * 1e12 * 86400.0
+
+
+def table_key(scenario: Scenario) -> str:
+    """A hash of the scenario inputs the table depends on (the catalog and the performance model are fixed within
+    a process)."""
+    inputs = {"reference_jobs": scenario.reference_jobs.model_dump(), "precision": scenario.frontier.precision,
+              "reference_flop": scenario.reference_frontier_flop, "max_gpus": scenario.fabric_max_gpus}
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+
+
+def build_capability_table(scenario: Scenario) -> CapabilityTable:
+    """A new table for the scenario: every system of the catalog valued on the reference jobs against HGX H100."""
+    jobs = scenario.reference_jobs
+    train_base = training_tflops_per_gpu(BASELINE_SYSTEM, jobs.train)
+    serve_base = [serving_tokens_per_s_per_gpu(BASELINE_SYSTEM, job) for job in jobs.serve]
+    values = {}
+    for key in systems():
+        values[key] = SystemValue(
+            training=training_tflops_per_gpu(key, jobs.train) / train_base,
+            serving=tuple(serving_tokens_per_s_per_gpu(key, job) / base for job, base in zip(jobs.serve, serve_base,
+                                                                                               strict=True)))
+    return CapabilityTable(values=values, serve_weights=tuple(job.weight for job in jobs.serve),
+                           frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
+                                                 reference_flop=scenario.reference_frontier_flop,
+                                                 max_gpus=scenario.fabric_max_gpus,
+                                                 peak_flop_per_gpu_day=partial(_peak_flop_per_gpu_day,
+                                                                               scenario.frontier.precision)))
+
+
+def capability_table(scenario: Scenario) -> CapabilityTable:
+    """The scenario's table, built on first use in this process and shared by later runs with the same inputs."""
+    key = table_key(scenario)
+    if key not in _TABLES:
+        _TABLES[key] = build_capability_table(scenario)
+    return _TABLES[key]

@@ -1,0 +1,148 @@
+"""The capability table: what one GPU of each system delivers on the reference jobs, and how long a frontier run
+takes on a cluster, as plain numbers the market looks up.
+
+The table is filled by `model.capability.build` from the performance model; the market only reads it. Frontier
+run days are kept as a grid that is filled on demand (each cell one question to the performance model) and
+memoised, so a run pays only for the cells it uses and later runs in the process pay nothing; a cell's value does
+not depend on which questions came first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SystemValue:
+    """Throughput per GPU of a system on the reference jobs, relative to one GPU of HGX H100 on the same job."""
+
+    training: float
+    serving: tuple[float, ...]  # one per reference serving job, in the scenario's order
+
+
+FrontierOracle = Callable[[str, int, float], float | None]  # (system, gpus, flop) -> days, None if it cannot run
+FLOP_STEPS_PER_DOUBLING = 0.5  # frontier-run FLOP grid: every factor of 4 (the model's size doubles)
+
+
+class _Column:
+    """Best throughput (FLOP per day) of a frontier run of one size on clusters of 2**i GPUs of one system, i = 0
+    .. top, each the best over that size and every smaller one (a lab may leave part of a cluster idle when that
+    is faster). Smaller sizes are asked about only while they could do better: a cluster of n GPUs cannot beat n
+    GPUs at peak (`peak_per_gpu`, FLOP per day), so once the best so far exceeds that, nothing smaller matters.
+    Each value is the exact best over all smaller sizes, whatever the order of the questions."""
+
+    def __init__(self, oracle: FrontierOracle, system: str, flop: float, top: int, peak_per_gpu: float):
+        self.oracle, self.system, self.flop, self.top = oracle, system, flop, top
+        self.peak_per_gpu = peak_per_gpu
+        self.raw: dict[int, float] = {}  # throughput on exactly 2**i GPUs (0: does not fit)
+        self.best: dict[int, float] = {}  # best on 2**i GPUs or fewer
+
+    def _throughput(self, i: int) -> float:
+        if i not in self.raw:
+            days = self.oracle(self.system, 1 << i, self.flop)
+            self.raw[i] = 0.0 if days is None or days <= 0 else self.flop / days
+        return self.raw[i]
+
+    def at(self, i: int) -> float:
+        """Best throughput on 2**i GPUs or fewer (0: the run fits on none)."""
+        if i not in self.best:
+            most = self._throughput(i)
+            j = i - 1
+            while j >= 0:
+                if j in self.best:
+                    most = max(most, self.best[j])
+                    break
+                if most > 0 and (1 << j) * self.peak_per_gpu <= most:
+                    break  # neither this size nor any smaller one can do better
+                most = max(most, self._throughput(j))
+                j -= 1
+            self.best[i] = most
+        return self.best[i]
+
+    def between(self, x: float) -> float:
+        """Throughput on 2**x GPUs: power-law (log-log) between the grid sizes around it; 0 below the smallest
+        feasible grid size."""
+        i = min(math.floor(x), self.top)
+        low = self.at(i)
+        if x <= i or i == self.top:
+            return low
+        high = self.at(i + 1)
+        return 0.0 if low <= 0 else low * (high / low) ** (x - i)
+
+
+@dataclass
+class FrontierDays:
+    """Days to train a frontier run of a given FLOP on one cluster of a given number of GPUs of a system.
+
+    `oracle(system, gpus, flop)` is asked on a grid: clusters of 2**i GPUs up to the largest fabric, runs of
+    `reference_flop` x 4**j FLOP; `peak_flop_per_gpu_day(system)` bounds what one GPU can do (it saves asking
+    about cluster sizes that cannot matter). Between cluster sizes throughput follows a power law, and each size
+    gets the best of itself and every smaller size, so days never increase with GPUs (nor with faster GPUs);
+    between run sizes throughput is interpolated geometrically, and a run counts as feasible where both
+    neighbouring run sizes are."""
+
+    oracle: FrontierOracle
+    reference_flop: float
+    max_gpus: int
+    peak_flop_per_gpu_day: Callable[[str], float] = lambda system: math.inf  # an upper bound (dense peak)
+    columns: dict[tuple[str, int], _Column] = field(default_factory=dict)
+
+    @property
+    def top(self) -> int:
+        return max(0, math.ceil(math.log2(self.max_gpus)))
+
+    def column(self, system: str, j: int) -> _Column:
+        key = (system, j)
+        if key not in self.columns:
+            flop = self.reference_flop * 2.0 ** (j / FLOP_STEPS_PER_DOUBLING)
+            self.columns[key] = _Column(self.oracle, system, flop, self.top, self.peak_flop_per_gpu_day(system))
+        return self.columns[key]
+
+    def days(self, system: str, gpus: int, flop: float) -> float | None:
+        """Days for a run of `flop` on `gpus` GPUs of `system`; None if it does not fit."""
+        if gpus < 1 or flop <= 0:
+            return None
+        x = min(math.log2(gpus), float(self.top))
+        y = math.log2(flop / self.reference_flop) * FLOP_STEPS_PER_DOUBLING
+        j = math.floor(y)
+        w = y - j
+        throughput = self.column(system, j).between(x)
+        if w > 1e-9 and throughput > 0:
+            upper = self.column(system, j + 1).between(x)
+            throughput = math.exp((1 - w) * math.log(throughput) + w * math.log(upper)) if upper > 0 else 0.0
+        return flop / throughput if throughput > 0 else None
+
+    def cells_asked(self) -> int:
+        """How many grid cells the oracle has been asked for (cost accounting)."""
+        return sum(len(c.raw) for c in self.columns.values())
+
+
+@dataclass(frozen=True)
+class CapabilityTable:
+    """Per system: value per GPU on the reference jobs (relative to HGX H100) and frontier-run days by cluster."""
+
+    values: Mapping[str, SystemValue]
+    serve_weights: tuple[float, ...]  # weights of the reference serving jobs
+    frontier: FrontierDays
+
+    def training_ratio(self, system: str) -> float:
+        """Training throughput per GPU on the reference training job, relative to HGX H100."""
+        return self.values[system].training
+
+    def value_per_gpu(self, system: str, training_weight: float) -> float:
+        """What one GPU of `system` delivers, in HGX H100 GPUs, on a mix of the reference training job (weight
+        `training_weight`) and the serving jobs (the rest, split by their own weights)."""
+        value = self.values[system]
+        total = sum(self.serve_weights)
+        serve = sum(w * r for w, r in zip(self.serve_weights, value.serving, strict=True)) / total
+        return training_weight * value.training + (1 - training_weight) * serve
+
+    def frontier_run_days(self, system: str, gpus: int, flop: float) -> float | None:
+        """Days to train a frontier run of `flop` on one cluster of `gpus` GPUs of `system` (None if it cannot)."""
+        return self.frontier.days(system, gpus, flop)
+
+    def reference_run_days(self, system: str, gpus: int) -> float | None:
+        """Days for the scenario's reference frontier run on one cluster."""
+        return self.frontier.days(system, gpus, self.frontier.reference_flop)

@@ -1,0 +1,142 @@
+"""The capability table: what the market knows about each system, computed once per scenario from the performance
+model, and a frontier-run lookup that never gets slower with more GPUs."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from model.capability.build import build_capability_table, capability_table
+from model.hardware.systems import systems
+from model.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = ROOT / "scenarios" / "baseline.toml"
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return load_scenario(BASELINE)
+
+
+@pytest.fixture(scope="module")
+def table(scenario):
+    return capability_table(scenario)
+
+
+def test_values_are_relative_to_hgx_h100_and_newer_generations_deliver_more(table):
+    assert table.training_ratio("hgx_h100") == 1.0
+    for weight in (0.0, 0.3, 1.0):
+        assert table.value_per_gpu("hgx_h100", weight) == pytest.approx(1.0)
+    # per GPU, each NVIDIA generation trains and serves the reference jobs faster than the one before
+    for older, newer in (("hgx_h100", "hgx_b200"), ("hgx_b200", "vr_nvl72"), ("gb200_nvl72", "gb300_nvl72")):
+        assert table.training_ratio(newer) > table.training_ratio(older)
+        assert table.value_per_gpu(newer, 0.0) > table.value_per_gpu(older, 0.0)
+    assert set(table.values) == set(systems())
+
+
+def test_value_per_gpu_mixes_training_and_serving_by_the_buyers_weight(table):
+    value = table.values["gb200_nvl72"]
+    serving = sum(w * r for w, r in zip(table.serve_weights, value.serving, strict=True)) / sum(table.serve_weights)
+    assert table.value_per_gpu("gb200_nvl72", 0.25) == pytest.approx(0.25 * value.training + 0.75 * serving)
+
+
+def test_one_table_per_scenario_inputs_in_a_process(scenario, table):
+    from model.scenario import override_scenario
+
+    later = override_scenario(scenario, ["end=2027-12", "kinds.neocloud.pue=1.3"])
+    assert capability_table(later) is table  # inputs the table does not depend on
+    other_jobs = override_scenario(scenario, ["reference_jobs.train.global_batch_seqs=2304"])
+    assert capability_table(other_jobs) is not table
+    assert build_capability_table(scenario) is not table  # building is explicit; the cache is the shared one
+
+
+def test_the_market_never_imports_the_performance_model():
+    """The market reads the capability table it is given; only model.capability asks the performance model."""
+    for path in sorted((ROOT / "model" / "market").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.startswith("model.performance") for n in names), path.name
+
+
+# -- frontier-run days: monotone, physically interpolated, independent of the order of questions ----------------
+SHIPPING = ("hgx_h100", "hgx_h200", "hgx_b200", "gb200_nvl72", "gb300_nvl72", "vr_nvl72")
+
+
+def test_no_sawtooth_one_gpu_more_is_never_slower(table):
+    """The old lookup floored GPUs to a power of two and scaled linearly: 262,143 GPUs took ~21 days, 262,144
+    ~42. A cluster just under a power of two is now interpolated between the sizes around it."""
+    for system in SHIPPING:
+        for k in (12, 15, 17, 18):
+            below, at = table.reference_run_days(system, (1 << k) - 1), table.reference_run_days(system, 1 << k)
+            assert at is not None and below is not None and at <= below <= 1.1 * at, (system, k)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(system=st.sampled_from(SHIPPING), small=st.integers(1, 524_288), more=st.integers(0, 524_288),
+       log10_flop=st.floats(25.0, 28.5))
+def test_days_never_increase_with_more_gpus(table, system, small, more, log10_flop):
+    flop = 10.0**log10_flop
+    fewer = table.frontier_run_days(system, small, flop)
+    bigger = table.frontier_run_days(system, small + more, flop)
+    if fewer is not None:
+        assert bigger is not None and bigger <= fewer * (1 + 1e-12)
+
+
+def test_the_lookup_follows_the_performance_model_at_grid_points(table, scenario):
+    from model.performance.training import frontier_run_days
+
+    flop = scenario.reference_frontier_flop
+    for system, gpus in (("gb200_nvl72", 16_384), ("hgx_h100", 32_768), ("vr_nvl72", 65_536)):
+        direct = frontier_run_days(system, gpus, flop, precision=scenario.frontier.precision)
+        assert table.reference_run_days(system, gpus) <= direct * (1 + 1e-12)  # best of this size and smaller
+        assert table.reference_run_days(system, gpus) >= 0.5 * direct  # and no free lunch
+
+
+def _synthetic(speed: float, bend: float):
+    """A made-up physical oracle: throughput linear in GPUs up to `bend`, falling beyond it (failures), a model
+    that needs 64 GPUs to fit; `speed` scales every GPU."""
+
+    def oracle(system: str, gpus: int, flop: float) -> float | None:
+        if gpus < 64:
+            return None
+        per_day = speed * 1e21 * gpus * (bend / gpus if gpus > bend else 1.0) ** 1.5
+        return flop / per_day
+
+    return oracle
+
+
+@settings(max_examples=80, deadline=None)
+@given(speedup=st.floats(1.0, 4.0), bend=st.sampled_from([2_000.0, 30_000.0, 300_000.0]),
+       gpus=st.lists(st.integers(1, 600_000), min_size=2, max_size=6), log10_flop=st.floats(24.0, 27.0))
+def test_faster_gpus_and_more_gpus_never_take_longer(speedup, bend, gpus, log10_flop):
+    from model.capability.table import FrontierDays
+
+    flop = 10.0**log10_flop
+    slow = FrontierDays(_synthetic(1.0, bend), reference_flop=1e25, max_gpus=524_288)
+    fast = FrontierDays(_synthetic(speedup, bend), reference_flop=1e25, max_gpus=524_288)
+    days = [slow.days("x", g, flop) for g in sorted(gpus)]
+    feasible = [d for d in days if d is not None]
+    assert feasible == sorted(feasible, reverse=True)  # more GPUs: never slower
+    assert days[-1] is not None or all(d is None for d in days)  # once it fits, it fits on more
+    for g, d in zip(sorted(gpus), days, strict=True):
+        quick = fast.days("x", g, flop)
+        assert (d is None) == (quick is None)
+        if d is not None:
+            assert quick <= d * (1 + 1e-12)
+
+
+def test_answers_do_not_depend_on_the_order_of_questions():
+    from model.capability.table import FrontierDays
+
+    questions = [("x", g, f) for g in (70, 5_000, 100_000, 524_288) for f in (3e24, 1e25, 7e25, 2e26)]
+    first = FrontierDays(_synthetic(1.0, 30_000.0), reference_flop=1e25, max_gpus=524_288)
+    second = FrontierDays(_synthetic(1.0, 30_000.0), reference_flop=1e25, max_gpus=524_288)
+    forward = [first.days(*q) for q in questions]
+    backward = [second.days(*q) for q in reversed(questions)][::-1]
+    assert forward == backward
