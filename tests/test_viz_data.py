@@ -19,7 +19,7 @@ from model.market import MarketModel, run_params
 from model.palette import agent_color, system_color
 from model.results import conform, outcomes, read_folder
 from model.results.folders import write_result_folder
-from model.scenario import load_scenario_dict
+from model.scenario import load_scenario
 from model.scenario.mesa_scenario import KNOBS, MarketScenario
 from model.viz import charts, components, controls, data, events, launch, names, page, scoreboard
 from model.viz.controls import AppModel, RunSettings
@@ -86,8 +86,8 @@ def test_the_model_runs_exactly_the_settings_it_was_given(settings):
         "capex_multiplier_lab", 1.5).with_seed(7)
     model = controls.build_model(moved)
     assert controls.applied_settings(model) == moved  # read back from the model's resolved parameters and seed
-    tree = model.params
-    assert tree["supplier"]["delay_months"]["vr_nvl72"] == 9 and tree["kinds"]["lab"]["capex_multiplier"] == 1.5
+    spec = model.spec  # the typed scenario the market reads
+    assert spec.supplier.delay_months["vr_nvl72"] == 9 and spec.kinds.lab.capex_multiplier == 1.5
     assert model.scenario.rng == 7
 
 
@@ -190,7 +190,7 @@ def test_outcomes_are_the_outcomes_modules_on_the_whole_tables(run, request):
 
 
 def test_the_page_states_what_a_result_folder_of_the_same_run_says(finished, tmp_path):
-    result = run_params(load_scenario_dict(BASELINE), seed=0)
+    result = run_params(load_scenario(BASELINE), seed=0)
     folder = read_folder(write_result_folder(tmp_path / "seed0", result.tables(), result.manifest))
     snap = data.snapshot(finished)
     leader = outcomes.leaders(folder.agents, at="end").iloc[0]

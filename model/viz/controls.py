@@ -21,7 +21,7 @@ from typing import Any
 
 from model.errors import InputError
 from model.market import MarketModel
-from model.scenario import load_scenario_dict
+from model.scenario import load_scenario
 from model.scenario.mesa_scenario import DEFAULT_SCENARIO_FILE, KNOBS, MarketScenario, knob_value
 from model.viz.launch import ENV_SCENARIO, ENV_SEED
 
@@ -111,8 +111,8 @@ class RunSettings:
 @cache
 def file_knobs(scenario_file: str) -> tuple[tuple[str, float | int], ...]:
     """Every knob's value in a scenario file (its neutral value where the file is silent), in `KNOB_SLIDERS` order."""
-    tree = load_scenario_dict(scenario_file)
-    return tuple((k, snap_to_step(k, float(knob_value(tree, k)))) for k in KNOB_SLIDERS)
+    scenario = load_scenario(scenario_file)
+    return tuple((k, snap_to_step(k, knob_value(scenario, k))) for k in KNOB_SLIDERS)
 
 
 # -- scenarios to choose from -----------------------------------------------------------------------------------
@@ -181,12 +181,12 @@ def build_model(settings: RunSettings) -> AppModel:
 
 
 def applied_settings(model) -> RunSettings:
-    """The settings the model actually runs with, read back from the model's resolved parameters and seed."""
-    params = model.params
-    values = tuple((k, snap_to_step(k, float(knob_value(params, k)))) for k in KNOB_SLIDERS)
+    """The settings the model actually runs with, read back from the typed scenario it runs (`model.spec`) and its
+    seed."""
+    values = tuple((k, snap_to_step(k, knob_value(model.spec, k))) for k in KNOB_SLIDERS)
     return RunSettings(model.scenario.scenario_file, values, int(model.scenario.rng))
 
 
 def scenario_value(model, key: str) -> Any:
-    """A top-level value of the run's resolved scenario (e.g. `at_scale_gpus`)."""
-    return model.params.get(key)
+    """A top-level value of the scenario the model runs (e.g. `at_scale_gpus`)."""
+    return getattr(model.spec, key)
