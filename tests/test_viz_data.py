@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from model.errors import InputError
+from model.hardware import systems
 from model.market import MarketModel, run_params
 from model.palette import agent_color, system_color
 from model.results import conform, outcomes, read_folder
@@ -159,8 +160,13 @@ def test_series_are_the_model_tables(stepped):
     assert kinds == sorted(kinds, key=names.KIND_ORDER.index)  # hyperscalers, neoclouds, labs, the rest
     by_system = agents.groupby("date")[[f"gpus_online_{k}" for k in snap.systems]].sum().to_numpy()
     np.testing.assert_allclose(snap.gpus_by_system, by_system)
-    per = np.array([names.gpus_per_system(k) for k in snap.systems])
+    mix = outcomes.generation_mix(conform("agents", agents)).pivot(index="date", columns="system", values="gpus")
+    np.testing.assert_allclose(snap.gpus_by_system, mix[list(snap.systems)].to_numpy(dtype=float))
+    per = np.array([systems()[k].gpus_per_system for k in snap.systems])  # GPUs, as the report gives backlog
     np.testing.assert_allclose(snap.backlog_gpus, market[[f"backlog_units_{k}" for k in snap.systems]] * per)
+    backlog = outcomes.backlog(conform("market", market)).pivot(index="date", columns="system", values="backlog_gpus")
+    np.testing.assert_allclose(snap.backlog_gpus, backlog[list(snap.systems)].to_numpy(dtype=float))
+    assert snap.backlog_gpus.max() > 0
     rental = market[[f"rental_usd_per_gpu_hour_{k}" for k in snap.systems]].to_numpy(dtype=float)
     np.testing.assert_allclose(snap.rental, rental, equal_nan=True)
     assert np.isnan(snap.rental[:, snap.systems.index("feynman")]).all()  # not shipping yet: no price

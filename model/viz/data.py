@@ -25,7 +25,7 @@ import pandas as pd
 from model.hardware import SYSTEM_KEYS
 from model.results import conform
 from model.results import outcomes as O
-from model.viz.names import KIND_ORDER, gpus_per_system
+from model.viz.names import KIND_ORDER
 
 PER_AGENT = ("h100e", "largest_cluster_gpus", "frontier_run_days")
 FIRST_TYPES = frozenset(O.FIRST_EVENTS)
@@ -67,8 +67,8 @@ class Snapshot:
     systems: tuple[str, ...] = ()  # catalog keys, table order
     per_agent: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # column -> months x agents
     share: np.ndarray = field(default=None, repr=False)  # months x agents: share of all H100e (outcomes.standings)
-    gpus_by_system: np.ndarray = field(default=None, repr=False)  # months x systems, all agents
-    backlog_gpus: np.ndarray = field(default=None, repr=False)  # months x systems: backlog units x GPUs per system
+    gpus_by_system: np.ndarray = field(default=None, repr=False)  # months x systems (outcomes.generation_mix)
+    backlog_gpus: np.ndarray = field(default=None, repr=False)  # months x systems (outcomes.backlog)
     rental: np.ndarray = field(default=None, repr=False)  # months x systems, USD per GPU-hour (NaN: not shipping)
     revenue_usd: np.ndarray = field(default=None, repr=False)  # per month
     standing: pd.DataFrame = field(default=None, repr=False)  # outcomes.standings at the latest month
@@ -137,6 +137,7 @@ class LiveRun:
         self._agent_index: dict[str, int] = {}
         self._kinds: dict[str, str] = {}
         self._systems: tuple[str, ...] = SYSTEM_KEYS  # the catalog until the first month's table says which
+        self._gpus_per_system = np.empty(0)
         self._per_agent: dict[str, list[np.ndarray]] = {c: [] for c in PER_AGENT}
         self._share: list[np.ndarray] = []
         self._gpus_by_system: list[np.ndarray] = []
@@ -205,6 +206,7 @@ class LiveRun:
         self._agent_index = {first["agent"].iloc[i]: j for j, i in enumerate(order)}
         self._kinds = dict(zip(first["agent"], first["kind"], strict=True))
         self._systems = tuple(c.removeprefix("gpus_online_") for c in rows.columns if c.startswith("gpus_online_"))
+        self._gpus_per_system = O.system_facts(self._systems)["gpus_per_system"].to_numpy(dtype=float)
         month0 = rows[rows["date"] == rows["date"].min()]
         self._at_start = frozenset(k for k in self._systems if month0[f"gpus_online_{k}"].sum() > 0)
 
@@ -225,15 +227,16 @@ class LiveRun:
         share[[pos[m] for m in _months(standing["date"])], [self._agent_index[a] for a in standing["agent"]]] = (
             standing["share"].to_numpy(dtype=float))
         self._share.extend(share)
+        # the `gpus` of outcomes.generation_mix (all agents), summed here on the new rows: a twentieth of its cost
         cols = [f"gpus_online_{k}" for k in self._systems]
         by_month = rows.assign(_m=months).groupby("_m", sort=False)[cols].sum()
         self._gpus_by_system.extend(by_month.loc[new_months].to_numpy(dtype=float))
         self._months.extend(new_months)
 
     def _add_market_series(self, rows: pd.DataFrame) -> None:
-        per = np.array([gpus_per_system(k) or np.nan for k in self._systems], dtype=float)
-        backlog = rows[[f"backlog_units_{k}" for k in self._systems]].to_numpy(dtype=float) * per
-        self._backlog.extend(backlog)
+        # outcomes.backlog's `backlog_gpus` (units x the catalog's GPUs per system, its `system_facts`), on raw rows
+        per = self._gpus_per_system
+        self._backlog.extend(rows[[f"backlog_units_{k}" for k in self._systems]].to_numpy(dtype=float) * per)
         self._rental.extend(rows[[f"rental_usd_per_gpu_hour_{k}" for k in self._systems]].to_numpy(dtype=float))
         self._revenue.extend(rows["nvidia_revenue_usd"].to_numpy(dtype=float))
 

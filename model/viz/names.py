@@ -24,8 +24,8 @@ def agent_label(agent: str) -> str:
 
 
 @cache
-def _catalog() -> dict[str, tuple[str, int, str]]:
-    return {k: (s.name, int(s.gpus_per_system), s.status) for k, s in systems().items()}
+def _catalog() -> dict[str, tuple[str, str]]:
+    return {k: (s.name, s.status) for k, s in systems().items()}
 
 
 def system_label(key: str) -> str:
@@ -38,13 +38,9 @@ def system_short(key: str) -> str:
     return re.sub(r"\s*\(.*?\)", "", system_label(key)).strip() or key
 
 
-def gpus_per_system(key: str) -> int | None:
-    return _catalog()[key][1] if key in _catalog() else None
-
-
 def system_status(key: str) -> str:
     """shipping, announced, dropped or projection (the catalog's status)."""
-    return _catalog()[key][2] if key in _catalog() else ""
+    return _catalog()[key][1] if key in _catalog() else ""
 
 
 def readable(text: str) -> str:
