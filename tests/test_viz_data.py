@@ -4,6 +4,7 @@ charts, scoreboard and events as the page shows them, the CSV downloads, and the
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import subprocess
@@ -18,7 +19,7 @@ from model.errors import InputError
 from model.hardware import systems
 from model.market import MarketModel, run_params
 from model.palette import agent_color, system_color
-from model.results import conform, outcomes, read_folder
+from model.results import conform, outcomes, read_folder, write_csv
 from model.results.folders import write_result_folder
 from model.scenario import load_scenario
 from model.scenario.mesa_scenario import KNOBS, MarketScenario
@@ -324,14 +325,36 @@ def test_events_in_words_with_the_fields_each_type_has(finished):
     assert "<script>" not in events.events_html(events.matching(hostile))
 
 
-def test_csv_downloads_are_the_tables_with_iso_dates(stepped):
+def test_csv_downloads_are_the_tables_with_iso_dates(stepped, tmp_path):
     snap = data.snapshot(stepped)
     for table in ("agents", "market", "events"):
-        text = components.csv_bytes(getattr(snap, table)).decode()
-        back = pd.read_csv(pd.io.common.StringIO(text))
-        assert len(back) == len(getattr(snap, table)) and back["date"].iloc[0] == "2024-01-01"
-    agents = pd.read_csv(pd.io.common.StringIO(components.csv_bytes(snap.agents).decode()))
-    assert {"agent", "kind", "h100e", "largest_cluster_gpus"} <= set(agents.columns)
+        frame = getattr(snap, table)
+        text = components.csv_bytes(frame)
+        assert text == write_csv(tmp_path / f"{table}.csv", frame).read_bytes()  # as `airace` writes CSV files
+        back = pd.read_csv(io.BytesIO(text))
+        assert list(back.columns) == list(frame.columns) and len(back) == len(frame)
+        assert back["date"].iloc[0] == "2024-01-01" and back["date"].iloc[-1] <= "2026-06-01"
+        # the run's rows so far, value for value
+        pd.testing.assert_frame_equal(conform(table, back.assign(date=pd.to_datetime(back["date"]))),
+                                      frame.reset_index(drop=True), check_dtype=False)
+    agents = pd.read_csv(io.BytesIO(components.csv_bytes(snap.agents)))
+    assert agents["date"].nunique() == MONTHS and len(agents) == MONTHS * len(snap.agent_names)
+
+
+def test_the_download_buttons_give_the_current_runs_tables(settings):
+    """The CSV buttons read the run the page shows when pressed: after Apply, the new run's rows."""
+    page = _render_page(BASELINE)
+    state = page["state"]
+    for _ in range(4):
+        state.model.step()
+    make = components._csv(state, "market")
+    assert len(pd.read_csv(io.BytesIO(make()))) == 4
+    state.draft.set(state.draft.value.with_seed(5))
+    state.apply()
+    state.model.step()
+    market = pd.read_csv(io.BytesIO(make()))
+    assert len(market) == 1 and market["date"].tolist() == ["2024-01-01"]
+    page["context"].close()
 
 
 # -- the page and the launcher ----------------------------------------------------------------------------------------
@@ -377,6 +400,86 @@ def _tree(widget):
     for child in getattr(widget, "children", None) or []:
         if not isinstance(child, str):
             yield from _tree(child)
+
+
+def _render_page(scenario_file, seed: int = 0) -> dict:
+    """The page's state, its components and its settings card rendered by Solara without a browser: `state`,
+    `root` (the widget tree) and `context` (close it when done)."""
+    import solara
+
+    box = {}
+
+    @solara.component
+    def Harness():
+        state = components.use_page_state(scenario_file, seed)
+        components.page_context.provide(state)
+        box["state"] = state
+        with solara.Column():
+            components.SettingsCard(state)
+            for component in components.COMPONENTS:
+                component(state.model)
+
+    box["root"], box["context"] = solara.render(Harness(), handle_error=False)
+    return box
+
+
+def _widgets(root, kind) -> list:
+    return [w for w in _tree(root) if isinstance(w, kind)]
+
+
+def _knob_texts(root) -> dict[str, str]:
+    """What the sidebar shows next to each slider, by knob (and "seed")."""
+    out = {}
+    for w in _tree(root):
+        classes = (getattr(w, "class_", "") or "").split()
+        key = next((c.removeprefix("airace-knob-") for c in classes if c.startswith("airace-knob-")
+                    and c != "airace-knob-value"), None)
+        if key is not None:
+            out[key] = next(t for t in _tree(w) if "airace-knob-value" in (getattr(t, "class_", "") or "")).children[0]
+    return out
+
+
+def test_apply_runs_exactly_the_values_the_sliders_show():
+    """The sidebar as rendered: choose a scenario, move the seed and every knob's slider the way the browser sets
+    them (floats, off the step), press Apply; the new model's typed scenario holds exactly the values shown, a knob
+    left at the file's value is not an override, and the run is built from the chosen file."""
+    import ipyvuetify as v
+
+    page = _render_page(BASELINE)
+    state, root = page["state"], page["root"]
+    first_model = state.model
+    (scenario_select,) = [w for w in _widgets(root, v.Select) if w.label == "scenario file"]
+    scenario_select.v_model = str(RUBIN_DELAY.resolve())
+    assert _knob_texts(root)["vr_delay_months"] == "6"  # the chosen file's value, before anything is moved
+    moves = {"Seed": 7.0, "Vera Rubin delay (months)": 9.4, "Supply growth": 1.1500000000000001,
+             "Capex labs": 1.4999999999, "Power lead time": 0.7500000001}
+    for slider in _widgets(root, v.Slider):
+        if slider.label in moves:
+            slider.v_model = moves[slider.label]
+    shown = _knob_texts(root)
+    assert shown == {"seed": "7", "vr_delay_months": "9", "supply_growth_multiplier": "\u00d71.15",
+                     "capex_multiplier_hyperscaler": "\u00d71.00", "capex_multiplier_neocloud": "\u00d71.00",
+                     "capex_multiplier_lab": "\u00d71.50", "capex_multiplier_other": "\u00d71.00",
+                     "power_lead_time_multiplier": "\u00d70.75"}
+    assert first_model.scenario.scenario_file == str(BASELINE.resolve())  # nothing runs before Apply
+    (apply,) = [w for w in _widgets(root, v.Btn) if "airace-apply" in (w.class_ or "")]
+    apply.fire_event("click", {})
+    model = state.model
+    assert model is not first_model and not first_model.running
+    spec = model.spec
+    assert model.scenario.scenario_file == str(RUBIN_DELAY.resolve()) and model.scenario.rng == 7
+    assert spec.supplier.delay_months["vr_nvl72"] == 9 and spec.supplier.supply_growth_multiplier == 1.15
+    assert spec.kinds.lab.capex_multiplier == 1.5 and spec.power_lead_time_multiplier == 0.75
+    rubin = load_scenario(RUBIN_DELAY)
+    assert spec.kinds.hyperscaler.capex_multiplier == rubin.kinds.hyperscaler.capex_multiplier
+    assert set(model.scenario.overrides) == {"supplier.delay_months.vr_nvl72=9",
+                                              "supplier.supply_growth_multiplier=1.15",
+                                              "kinds.lab.capex_multiplier=1.5", "power_lead_time_multiplier=0.75"}
+    read_back = controls.applied_settings(model)
+    assert {k: controls.KNOB_SLIDERS[k].shown(v) for k, v in read_back.knobs} == {
+        k: t for k, t in shown.items() if k != "seed"}
+    assert state.applied.value == state.draft.value == read_back
+    page["context"].close()
 
 
 def test_page_parts_and_server_settings():
