@@ -115,6 +115,18 @@ def test_the_model_never_steps_past_the_scenarios_end(finished):
     assert data.snapshot(finished).month == "2030-12" and data.snapshot(finished).finished
 
 
+def test_a_short_scenario_stops_at_its_own_last_month():
+    """The end is the scenario's, not a fixed 84 months: a run ending 2024-06 shows six months whatever is asked."""
+    model = AppModel(MarketScenario(scenario_file=str(BASELINE), overrides=("end=2024-06",), rng=0))
+    for _ in range(20):
+        model.step()
+    assert (model.time_index, model.n_months, model.running) == (6, 6, False)
+    assert str(model.agents_frame()["date"].max())[:7] == str(model.market_frame()["date"].max())[:7] == "2024-06"
+    snap = data.snapshot(model)
+    assert (snap.month, snap.end_month, snap.finished, len(snap.months)) == ("2024-06", "2024-06", True, 6)
+    assert snap.events.empty or snap.events["date"].max() <= pd.Timestamp("2024-06-01")
+    assert "finished: 6 months, 2024-01 to 2024-06" in scoreboard.status_card_html(snap, "")
+
 def test_scenario_choices_list_the_scenario_files_with_their_stories(tmp_path):
     choices = controls.scenario_choices()
     files = sorted(p.name for p in (ROOT / "scenarios").glob("*.toml"))
@@ -324,6 +336,80 @@ def test_events_in_words_with_the_fields_each_type_has(finished):
                              "system": "", "gpus": 0, "detail": ""}])
     assert "<script>" not in events.events_html(events.matching(hostile))
 
+
+def test_event_filters_keep_exactly_the_matching_events(finished):
+    """Every filter the table offers (type, agent, system, and combinations) keeps exactly the events the table
+    itself selects, newest first, each once."""
+    evs = data.snapshot(finished).events
+    offered = events.choices(evs)
+    assert [k for k, _ in offered["event"]] == list(dict.fromkeys(evs["event"]))  # only what occurred
+    assert {k for k, _ in offered["agent"]} == set(evs["agent"])
+    assert {k for k, _ in offered["system"]} == {s for s in evs["system"] if s}
+    filters = [(None, None, None), (["first_online", "first_delivery"], None, None), (None, "xai", None),
+               (None, None, "vr_nvl72"), (["contract_signed"], "openai", None),
+               (["first_online"], None, "gb300_nvl72"), (["training_run_started"], "anthropic", "gb200_nvl72"),
+               (["roadmap_slip"], "xai", None)]
+    filters += [([key], None, None) for key, _ in offered["event"]] + [(None, a, None) for a, _ in offered["agent"]]
+    nonempty = 0
+    for types, agent, system in filters:
+        expected = evs
+        if types:
+            expected = expected[expected["event"].isin(types)]
+        if agent:
+            expected = expected[expected["agent"] == agent]
+        if system:
+            expected = expected[expected["system"] == system]
+        rows = events.event_rows(evs, types, agent, system)
+        assert len(rows) == len(expected), (types, agent, system)
+        nonempty += len(rows) > 0
+        assert rows["month"].tolist() == sorted(expected["date"].dt.strftime("%Y-%m"), reverse=True)
+        if types:
+            assert set(rows["event"]) <= {events.event_kind(t).label for t in types}
+        if agent:
+            assert set(rows["agent"]) <= {names.agent_label(agent)}
+        if system:
+            assert set(rows["system"]) <= {names.system_short(system), ""}
+    assert nonempty >= len(filters) - 2  # the filters tried do select events
+    nothing = events.event_rows(evs, ["roadmap_slip"], "openai", "hgx_h100")
+    assert nothing.empty and events.events_html(events.matching(evs, ["roadmap_slip"], "openai", "hgx_h100")) \
+        .count("<tr>") == 1  # the header only
+    assert events.events_html(events.matching(evs), limit=7).count("<tr>") == 8  # the newest 7 and the header
+
+
+def test_the_scoreboard_states_every_first_and_cluster_the_outcomes_module_finds(finished):
+    """Each cell is outcomes.firsts' date and agent (or '-' where no named agent reached it); the aggregate is never
+    first; thresholds are outcomes.clusters_at_scale's."""
+    snap = data.snapshot(finished)
+    html = scoreboard.scoreboard_html(snap, 4600)
+    first = {(r.event, r.system): r for r in outcomes.firsts(snap.events, snap.agents).itertuples()}
+    assert first and all(r.agent != "rest_of_market" for r in first.values())
+    checked = 0
+    for system in snap.systems:
+        row = html.split(f'<tr data-system="{system}">')[1].split("</tr>")[0]
+        if "colspan" in row:  # in service at the start, or dropped: no firsts to state
+            assert not any(key[1] == system for key in first), system
+            continue
+        for event, _ in scoreboard.FIRST_COLUMNS:
+            cell = row.split(f'data-event="{event}"')[1].split("</td>")[0]
+            r = first.get((event, system))
+            if r is None:
+                assert "airace-agent" not in cell, (event, system)
+            else:
+                assert f'{r.date:%Y-%m}</span> <span class="airace-agent">{names.agent_label(r.agent)}' in cell
+                assert f"{names.whole(r.gpus)} GPUs" in cell
+                checked += 1
+    assert checked == len(first)  # every first the outcomes module finds is on the board
+    clusters = outcomes.clusters_at_scale(snap.agents)
+    for threshold in outcomes.CLUSTER_THRESHOLDS_GPUS:
+        cell = html.split(f'data-threshold="{threshold}"')[1].split("</span></span>")[0]
+        hit = clusters[clusters["threshold_gpus"] == threshold]
+        if hit.empty:
+            assert "airace-agent" not in cell.split("</b>")[1].split("<span data-threshold")[0]
+        else:
+            assert f'{hit["date"].iloc[0]:%Y-%m}' in cell and names.agent_label(hit["agent"].iloc[0]) in cell
+    leader = outcomes.leaders(snap.agents, at="end").iloc[0]
+    assert f'Leader:</b> <span class="airace-agent">{names.agent_label(leader["agent"])}</span>' in \
+        scoreboard.status_html(snap)
 
 def test_csv_downloads_are_the_tables_with_iso_dates(stepped, tmp_path):
     snap = data.snapshot(stepped)
