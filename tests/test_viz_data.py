@@ -87,7 +87,7 @@ def test_the_model_runs_exactly_the_settings_it_was_given(settings):
     moved = settings.with_scenario(RUBIN_DELAY).with_knob("vr_delay_months", 9).with_knob(
         "capex_multiplier_lab", 1.5).with_seed(7)
     model = controls.build_model(moved)
-    assert controls.applied_settings(model) == moved  # read back from the model's resolved parameters and seed
+    assert controls.applied_settings(model) == moved  # read back from the typed scenario the model runs and its seed
     spec = model.spec  # the typed scenario the market reads
     assert spec.supplier.delay_months["vr_nvl72"] == 9 and spec.kinds.lab.capex_multiplier == 1.5
     assert model.scenario.rng == 7

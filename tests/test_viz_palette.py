@@ -4,6 +4,7 @@ legible on the app's light and dark backgrounds; systems keep catalog order."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,9 +12,9 @@ from matplotlib.colors import to_rgb
 
 from model.hardware import SYSTEM_KEYS
 from model.palette import AGENT_COLORS, NEGATIVE_COLOR, POSITIVE_COLOR, SYSTEM_COLORS, agent_color, system_color
-from model.scenario import load_scenario_dict
+from model.scenario import load_scenario
 
-KINDS = ("hyperscaler", "neocloud", "lab", "other")
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 MIN_DELTA_E = 25.0  # CIE76: 2.3 is a just noticeable difference; 25 reads as a different colour side by side
 LIGHT_BG, DARK_BG = "#ffffff", "#121212"  # Vuetify's light and dark backgrounds
 
@@ -38,9 +39,8 @@ def contrast(a: str, b: str) -> float:
 
 
 def test_every_agent_of_the_shipped_scenarios_has_its_own_colour():
-    tree = load_scenario_dict("scenarios/baseline.toml")
-    agents = {name for kind in KINDS for name in tree.get(kind, {})}
-    assert agents and agents <= set(AGENT_COLORS)
+    agents = {name for path in SCENARIOS.glob("*.toml") for _, name in load_scenario(path).named_agents()}
+    assert len(agents) >= 16 and agents <= set(AGENT_COLORS)
     assert len(set(AGENT_COLORS.values())) == len(AGENT_COLORS)
 
 
