@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHES = ("benchmarks/perf_train.py", "benchmarks/perf_serve.py")
-HIGHER_IS_BETTER = {"layouts_per_s", "layouts_per_query"}
+HIGHER_IS_BETTER = {"layouts_per_s", "layouts_per_query"}  # the rest are times
 
 
 def run(tree: Path, bench: str) -> dict:

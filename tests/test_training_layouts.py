@@ -48,3 +48,37 @@ def test_vectorised_generation_matches_the_loops(args):
     if got:
         assert len(rows) == len(got["tp"])  # no duplicates
         assert all((got["tp"] * got["pp"] * got["cp"] * got["dp"]) == args[0])
+
+
+def test_recompute_and_sharding_variants_come_in_groups_of_four():
+    """The search skips variants a cheaper twin dominates; it relies on this order."""
+    got = vectorised(256, 72, 61, 128, 256, 4096, 4096)
+    rc = got["recompute"].reshape(-1, 4)
+    zero = got["zero"].reshape(-1, 4)
+    assert (rc == [0, 0, 1, 1]).all() and (zero == [1, 3, 1, 3]).all()
+    for name in ("tp", "pp", "dp", "cp", "ep", "microbatch", "vp", "m"):
+        col = got[name].reshape(-1, 4)
+        assert (col == col[:, :1]).all()
+
+
+def test_pruned_search_finds_the_same_best_layout():
+    """Skipping dominated recompute/FSDP variants never changes the answer."""
+    import numpy as np
+
+    from model.hardware.systems import get_system
+    from model.hardware.workloads import get_workload
+    from model.performance.params import fitted
+    from model.performance.training import era_factors, hbm_budget_gb, undominated
+    from model.performance.training_physics import memory_gb, step_time
+
+    for system, gpus, wl, gbs, seq in (("hgx_h100", 64, "llama3-70b", 128, 8192),
+                                       ("gb200_nvl72", 256, "deepseek-v3", 4096, 4096),
+                                       ("hgx_h100", 16, "qwen3-30b-a3b", 1024, 4096)):
+        s, w = get_system(system), get_workload(wl)
+        c = vectorised(gpus, s.nvlink_domain_gpus, w.layers, w.heads, w.experts_routed, gbs, seq)
+        fits = memory_gb(s, w, seq, c, True) <= hbm_budget_gb(s)
+        general, moe = era_factors(s, None, fitted()[0])
+        every = step_time(s, w, "fp8", seq, {k: v[fits] for k, v in c.items()}, fitted()[0], general, moe)
+        pruned = step_time(s, w, "fp8", seq, {k: v[fits & undominated(fits)] for k, v in c.items()}, fitted()[0],
+                           general, moe)
+        assert np.min(pruned["step_s"]) == np.min(every["step_s"])

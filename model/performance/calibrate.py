@@ -30,7 +30,13 @@ from model.performance import validation as val
 from model.performance.params import FitRecord, ServeParams, TrainParams
 from model.performance.serving import estimate_uncached as serve_uncached
 from model.performance.serving import user_tokens_per_s_at_concurrency
-from model.performance.training import era_factors, estimate_uncached, hbm_budget_gb, resolve_workload
+from model.performance.training import (
+    era_factors,
+    estimate_uncached,
+    hbm_budget_gb,
+    resolve_workload,
+    undominated,
+)
 from model.performance.training_layouts import candidates
 from model.performance.training_physics import memory_gb, step_time
 
@@ -70,7 +76,8 @@ class TrainingProblem:
                                c["global_batch_seqs"], c["seq_len"])
             mem = memory_gb(s, w, c["seq_len"], cands, c["precision"] != "bf16")
             fits = mem <= hbm_budget_gb(s)
-            sub = {k: v[fits] for k, v in cands.items()}
+            keep = fits & undominated(fits)
+            sub = {k: v[keep] for k, v in cands.items()}
             flops = w.flops_per_token(c["seq_len"]) * c["global_batch_seqs"] * c["seq_len"] / c["gpus"] / 1e12
             self.cases.append((c, s, w, sub, flops))
         self.moe = np.array([c["moe"] for c, *_ in self.cases])

@@ -87,6 +87,19 @@ def hbm_budget_gb(s: System) -> float:
     return s.hbm_gb * HBM_USABLE_FRACTION - HBM_RESERVED_GB
 
 
+def undominated(fits: np.ndarray) -> np.ndarray:
+    """Layouts worth timing among those that fit. Candidates come in groups of four that differ only in recompute
+    and sharding (none/ZeRO-1, none/FSDP, full/ZeRO-1, full/FSDP; training_layouts builds them so): recompute only
+    adds work and FSDP only adds communication, so a variant is timed only if no cheaper variant of its group fits."""
+    f = fits.reshape(-1, 4)
+    keep = np.empty_like(f)
+    keep[:, 0] = f[:, 0]
+    keep[:, 1] = f[:, 1] & ~f[:, 0]
+    keep[:, 2] = f[:, 2] & ~f[:, 0]
+    keep[:, 3] = f[:, 3] & ~(f[:, 0] | f[:, 1] | f[:, 2])
+    return keep.ravel()
+
+
 def era_factors(s: System, date: str | None, p: TrainParams) -> tuple[float, float]:
     """(general, MoE) overhead factors >= 1 of the software of `date` on this system."""
     general = 1.0 + p.era_amplitude * era.general_immaturity(s, date, p.era_tau_months)
@@ -111,7 +124,8 @@ def estimate_uncached(s: System, w: Workload, precision: str, seq_len: int, glob
     if not fits.any():
         return TrainResult(False, f"{w.key} does not fit: the leanest layout needs {float(memory.min()):.0f} GB per "
                                   f"GPU, {s.key} has {s.hbm_gb:.0f} GB", layouts_evaluated=n)
-    sub = {k: v[fits] for k, v in cands.items()}
+    keep = fits & undominated(fits)
+    sub = {k: v[keep] for k, v in cands.items()}
     general, moe = era_factors(s, date, p)
     out = step_time(s, w, precision, seq_len, sub, p, general, moe, expert_imbalance)
     i = int(np.argmin(out["step_s"]))

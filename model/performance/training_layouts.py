@@ -42,7 +42,8 @@ def _keep(a: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, np.ndarray]:
 @lru_cache(maxsize=512)
 def candidates(gpus: int, domain: int, layers: int, heads: int, experts: int, gbs: int,
                seq_len: int) -> dict[str, np.ndarray]:
-    """All structurally valid layouts as parallel int64 arrays (empty dict if none)."""
+    """All structurally valid layouts as parallel float64 arrays of whole numbers (empty dict if none); float so that
+    the physics needs no conversion."""
     tps = _pow2_upto(min(domain, MAX_TP, heads))
     tps = tps[heads % tps == 0]
     pps = np.unique(np.concatenate([_divisors(layers)[_divisors(layers) <= MAX_PP],
@@ -71,4 +72,7 @@ def candidates(gpus: int, domain: int, layers: int, heads: int, experts: int, gb
     a = _cross(a, "zero", np.array([1, 3]))
     if not len(a["tp"]):
         return {}
-    return {name: a[name].astype(np.int64) for name in NAMES}
+    out = {name: a[name].astype(np.float64) for name in NAMES}
+    for col in out.values():
+        col.flags.writeable = False  # cached and shared: nobody may change it
+    return out

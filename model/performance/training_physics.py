@@ -42,8 +42,8 @@ def gemm_efficiency(params: TrainParams, precision: str) -> float:
 def memory_gb(s: System, w: Workload, seq_len: int, c: dict[str, np.ndarray], lowp: bool) -> np.ndarray:
     """Peak HBM per GPU (GB) of each layout, on its most loaded pipeline stage. Independent of fitted parameters,
     so the search can drop layouts that do not fit before timing them."""
-    tp, pp, dp, cp, ep = (c[k].astype(float) for k in ("tp", "pp", "dp", "cp", "ep"))
-    mb, vp, rc, zero, m = (c[k].astype(float) for k in ("microbatch", "vp", "recompute", "zero", "m"))
+    tp, pp, dp, cp, ep = (c[k] for k in ("tp", "pp", "dp", "cp", "ep"))
+    mb, vp, rc, zero, m = (c[k] for k in ("microbatch", "vp", "recompute", "zero", "m"))
     h, L = float(w.hidden), float(w.layers)
     tok = mb * seq_len / cp
     nonexpert_layer, expert_layer = _layer_params(w)
@@ -74,7 +74,7 @@ def memory_gb(s: System, w: Workload, seq_len: int, c: dict[str, np.ndarray], lo
 
 def state_gb(w: Workload, c: dict[str, np.ndarray]) -> np.ndarray:
     """Training state per GPU (GB) that a checkpoint writes: weights, grads, optimizer, sharded as the layout is."""
-    tp, pp, dp, cp, ep = (c[k].astype(float) for k in ("tp", "pp", "dp", "cp", "ep"))
+    tp, pp, dp, cp, ep = (c[k] for k in ("tp", "pp", "dp", "cp", "ep"))
     nonexpert_layer, expert_layer = _layer_params(w)
     layers_stage = np.ceil(w.layers / pp)
     dense_gpu = (nonexpert_layer * layers_stage + w.vocab * w.hidden) / tp
@@ -109,8 +109,8 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
               general: float, moe: float, expert_imbalance: float = 1.0) -> dict[str, np.ndarray]:
     """Step time (s) and its breakdown for every layout. `general` and `moe` are the software-era overhead
     factors (>= 1) from era.py."""
-    tp, pp, dp, cp, ep = (c[k].astype(float) for k in ("tp", "pp", "dp", "cp", "ep"))
-    mb, vp, rc, m = (c[k].astype(float) for k in ("microbatch", "vp", "recompute", "m"))
+    tp, pp, dp, cp, ep = (c[k] for k in ("tp", "pp", "dp", "cp", "ep"))
+    mb, vp, rc, m = (c[k] for k in ("microbatch", "vp", "recompute", "m"))
     fsdp = c["zero"] == 3
     h, L = float(w.hidden), float(w.layers)
     lowp = precision != "bf16"
