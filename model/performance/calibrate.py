@@ -289,7 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         data = tuple((f"validation/{f.name}", _sha256(f), sum(1 for _ in f.open()) - 1) for f in files)
         dated = val.training_cases() + val.inference_cases() + val.curve_points(spec_decode=None)
         newest = max(c["date"] for c in dated if c["date"])
+        moe_oldest = min(c["date"] for c in dated if c["date"] and c["moe"])
         record = FitRecord(fitted_on=calendar_date.today().isoformat(), reference_date=newest,
+                           moe_earliest_date=moe_oldest,
                            objective="mean |log(predicted/measured)|, dense and MoE rows weighted equally", data=data)
         Path(args.out).write_text(params_module.dumps(train, serve, record))
         print(f"wrote {args.out}", file=sys.stderr)

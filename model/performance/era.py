@@ -14,7 +14,8 @@ removed decays as exp(-months / tau) from a start date, so an overhead factor is
 
 Amplitudes and decay times are fitted on the dated calibration rows (`python -m model.performance.calibrate`).
 `date=None` means mature software for the architecture (its overhead gone) and the MoE software of the newest
-release in the fitted data (`reference_date` of the parameter file): the MoE curve is not extrapolated beyond data.
+release in the fitted data (`reference_date` of the parameter file). The MoE curve is steep and its data span little
+more than a year, so it is never extrapolated outside that span (`moe_earliest_date` to `reference_date`).
 """
 
 from __future__ import annotations
@@ -57,5 +58,9 @@ def general_immaturity(system: System, date: str | None, tau_months: float) -> f
     return immaturity(date, architecture_launch(system.architecture), tau_months)
 
 
-def moe_immaturity(date: str | None, tau_months: float, reference_date: str) -> float:
-    return immaturity(date or reference_date, MOE_SOFTWARE_START, tau_months)
+def moe_immaturity(date: str | None, tau_months: float, reference_date: str, earliest_date: str) -> float:
+    """MoE software immaturity, evaluated inside the span of the fitted MoE data [earliest_date, reference_date]:
+    neither extrapolated back before the first MoE measurement nor beyond the newest release."""
+    month = date or reference_date
+    month = min(max(month[:7], earliest_date), reference_date)
+    return immaturity(month, MOE_SOFTWARE_START, tau_months)

@@ -115,6 +115,8 @@ class FitRecord:
     reference_date: str = "2026-08"
     """Newest software release in the fitted data: `date=None` means this month's MoE software (no extrapolation
     beyond the data) and mature software for every GPU architecture."""
+    moe_earliest_date: str = "2025-08"
+    """Oldest software release of a mixture-of-experts row in the fitted data: earlier months get its MoE era."""
     data: tuple[tuple[str, str, int], ...] = ()
 
 
@@ -160,6 +162,7 @@ def load(path: Path | str = DATA_FILE) -> tuple[TrainParams, ServeParams, FitRec
     fit = data.get("fit", {})
     record = FitRecord(fitted_on=str(fit.get("fitted_on", "")), objective=str(fit.get("objective", "")),
                        reference_date=str(fit.get("reference_date", FitRecord.reference_date)),
+                       moe_earliest_date=str(fit.get("moe_earliest_date", FitRecord.moe_earliest_date)),
                        data=tuple((d["file"], d["sha256"], int(d["rows"])) for d in fit.get("data", [])))
     return (_values(TrainParams, data.get("training", {}), f"{path} [training]"),
             _values(ServeParams, data.get("serving", {}), f"{path} [serving]"), record)
@@ -175,7 +178,7 @@ def dumps(train: TrainParams, serve: ServeParams, record: FitRecord) -> str:
     """TOML text of a parameter set (the calibration script writes it; no TOML writer is needed)."""
     lines = ["# Written by `python -m model.performance.calibrate`; edit by refitting, not by hand.", "", "[fit]",
              f'fitted_on = "{record.fitted_on}"', f'objective = "{record.objective}"',
-             f'reference_date = "{record.reference_date}"']
+             f'reference_date = "{record.reference_date}"', f'moe_earliest_date = "{record.moe_earliest_date}"']
     for file, sha, rows in record.data:
         lines += ["", "[[fit.data]]", f'file = "{file}"', f'sha256 = "{sha}"', f"rows = {rows}"]
     for name, params in (("training", train), ("serving", serve)):

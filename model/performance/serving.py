@@ -130,7 +130,8 @@ def _instances(s: System, gpus: int, w: Workload) -> np.ndarray:
 
 def _factors(s: System, date: str | None, p: ServeParams) -> tuple[float, float]:
     general = 1.0 + p.era_amplitude * era.general_immaturity(s, date, p.era_tau_months)
-    moe = 1.0 + p.moe_era_amplitude * era.moe_immaturity(date, p.moe_era_tau_months, fitted()[2].reference_date)
+    moe = 1.0 + p.moe_era_amplitude * era.moe_immaturity(date, p.moe_era_tau_months, fitted()[2].reference_date,
+                                                   fitted()[2].moe_earliest_date)
     return general, moe
 
 

@@ -103,7 +103,8 @@ def undominated(fits: np.ndarray) -> np.ndarray:
 def era_factors(s: System, date: str | None, p: TrainParams) -> tuple[float, float]:
     """(general, MoE) overhead factors >= 1 of the software of `date` on this system."""
     general = 1.0 + p.era_amplitude * era.general_immaturity(s, date, p.era_tau_months)
-    moe = 1.0 + p.moe_era_amplitude * era.moe_immaturity(date, p.moe_era_tau_months, fitted()[2].reference_date)
+    moe = 1.0 + p.moe_era_amplitude * era.moe_immaturity(date, p.moe_era_tau_months, fitted()[2].reference_date,
+                                                   fitted()[2].moe_earliest_date)
     return general, moe
 
 
