@@ -211,14 +211,15 @@ def subset_lines(rows: list[tuple[dict, float, float]], label: str) -> list[str]
     def pick(fn):
         return [abs(e) for c, _, e in rows if fn(c)]
 
-    lines = [f"{label:34s} {'n':>4s} {'median':>8s} {'p90':>8s} {'worst':>8s}",
-             val.stats(pick(lambda c: True)).line("all"),
-             val.stats(pick(lambda c: not c["moe"])).line("dense"),
-             val.stats(pick(lambda c: c["moe"])).line("MoE")]
-    for prec in sorted({c["precision"] for c, *_ in rows}):
-        lines.append(val.stats(pick(lambda c, prec=prec: c["precision"] == prec)).line(f"precision {prec}"))
-    for system in sorted({c["system"] for c, *_ in rows}):
-        lines.append(val.stats(pick(lambda c, system=system: c["system"] == system)).line(f"system {system}"))
+    lines = [f"{label:34s} {'n':>4s} {'median':>8s} {'p90':>8s} {'worst':>8s}"]
+    subsets = [("all", lambda c: True), ("dense", lambda c: not c["moe"]), ("MoE", lambda c: c["moe"])]
+    for key in ("precision", "system"):
+        values = sorted({c[key] for c, *_ in rows})
+        subsets += [(f"{key} {x}", lambda c, key=key, x=x: c[key] == x) for x in values]
+    for name, keep in subsets:
+        errors = pick(keep)
+        if errors:
+            lines.append(val.stats(errors).line(name))
     return lines
 
 
