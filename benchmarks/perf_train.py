@@ -1,6 +1,6 @@
-"""Speed of the training model (run by hand; tests never time): layouts evaluated per second with generation
-included, cold and cached `train_estimate`, and the market's first-run question (`frontier_run_days` on a grid of
-systems and cluster sizes, every cache cold).
+"""Speed of the training model (run by hand; tests never time), in CPU time of one process: layouts evaluated per
+second with generation included, cold and cached `train_estimate`, and the market's first-run question
+(`frontier_run_days` on a grid of systems and cluster sizes, every cache cold).
 
     python benchmarks/perf_train.py            # this tree
     python benchmarks/perf_compare.py          # this tree against an older commit, same run, as ratios
@@ -62,10 +62,10 @@ def generation_ms() -> float:
     args = [(g, domain, layers, heads, 0, gbs, 8192)
             for domain in (8, 72, 144) for g in [1 << k for k in range(7, 18)] + [72 * k for k in (4, 16, 64, 256)]
             for layers, heads, gbs in ((126, 128, 2048), (160, 160, 4096), (200, 192, 8192))]
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for a in args:
         gen(*a)
-    return (time.perf_counter() - t0) / len(args) * 1e3
+    return (time.process_time() - t0) / len(args) * 1e3
 
 
 def measure(reps: int = 5) -> dict:
@@ -73,26 +73,26 @@ def measure(reps: int = 5) -> dict:
     layouts, t_gen = 0, 0.0
     for _ in range(reps):
         _clear()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for q in QUERIES:
             layouts += _uncached(*q).layouts_evaluated
-        t_gen += time.perf_counter() - t0
+        t_gen += time.process_time() - t0
     _clear()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for q in QUERIES:
         training.train_estimate(*q)
-    cold_ms = (time.perf_counter() - t0) / len(QUERIES) * 1e3
-    t0 = time.perf_counter()
+    cold_ms = (time.process_time() - t0) / len(QUERIES) * 1e3
+    t0 = time.process_time()
     for _ in range(2000):
         for q in QUERIES:
             training.train_estimate(*q)
-    cached_us = (time.perf_counter() - t0) / (2000 * len(QUERIES)) * 1e6
+    cached_us = (time.process_time() - t0) / (2000 * len(QUERIES)) * 1e6
     _clear()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for system, gpus in FRONTIER:
         for flop in (1e25, 1e26, 1e27):
             training.frontier_run_days(system, gpus, flop)
-    frontier_s = time.perf_counter() - t0
+    frontier_s = time.process_time() - t0
     gen_ms = generation_ms()
     return {"generation_ms_per_query": gen_ms, "layouts_per_query": layouts / reps / len(QUERIES),
             "layouts_per_s": layouts / t_gen,

@@ -105,6 +105,7 @@ def _pow2_upto(n: int) -> list[int]:
     return [1 << i for i in range(int(math.log2(max(1, n))) + 1)]
 
 
+@lru_cache(maxsize=1024)
 def _instances(s: System, gpus: int, w: Workload) -> np.ndarray:
     """(tp, pp, g) rows: instance sizes are powers of two or the NVLink domain; TP inside the domain; pipeline
     stages only beyond a full domain; MoE instances spread experts over each stage (tp = 1: data-parallel
@@ -125,7 +126,9 @@ def _instances(s: System, gpus: int, w: Workload) -> np.ndarray:
                 tps = [t for t in tps if t == gs]  # dense: the whole stage is one TP group
             for tp in tps:
                 rows.append((tp, pp, g))
-    return np.array(rows, dtype=float) if rows else np.zeros((0, 3))
+    out = np.array(rows, dtype=float) if rows else np.zeros((0, 3))
+    out.flags.writeable = False  # cached and shared
+    return out
 
 
 def _factors(s: System, date: str | None, p: ServeParams) -> tuple[float, float]:
@@ -188,8 +191,13 @@ def _evaluate(system: str, gpus: int, wl: Workload, precision: str, isl: int, os
         pfits = _memory_ok(sp, m, ptp, ppp, pg, 1.0, float(isl))
         pt = prefill_time(sp, m, precision, ptp, ppp, pg, float(isl), p, gen_p, moe_p)
         plat = pt * (1 + (ppp - 1) / 4.0)
+        rate = 1.0 / (pt * pg)  # requests/s per prefill GPU
         for i in np.flatnonzero(pfits):
-            pool_options.append((int(ptp[i]), int(ppp[i]), int(pg[i]), float(pt[i]), float(plat[i])))
+            # a prefill layout that another beats on rate per GPU, latency and size (KV links) is never chosen
+            beaten = pfits & (rate >= rate[i]) & (plat <= plat[i]) & (pg <= pg[i]) & (
+                (rate > rate[i]) | (plat < plat[i]) | (pg < pg[i]))
+            if not beaten.any():
+                pool_options.append((int(ptp[i]), int(ppp[i]), int(pg[i]), float(pt[i]), float(plat[i])))
     kv_bytes = isl * m.kv_token
     dec_gpu = np.where(ok, batch / tpot_dec / g, 0.0)  # decode output tokens/s per decode GPU
     best_dis = np.zeros_like(thr_agg)

@@ -27,52 +27,50 @@ def _divisors(n: int) -> np.ndarray:
     return d[n % d == 0]
 
 
-def _cross(a: dict[str, np.ndarray], name: str, values: np.ndarray) -> dict[str, np.ndarray]:
-    """Every row of `a` with every value of `values` (row-major)."""
-    n, k = len(next(iter(a.values()))), len(values)
-    out = {key: np.repeat(col, k) for key, col in a.items()}
-    out[name] = np.tile(values, n)
-    return out
-
-
-def _keep(a: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, np.ndarray]:
-    return {key: col[mask] for key, col in a.items()}
-
-
 @lru_cache(maxsize=512)
 def candidates(gpus: int, domain: int, layers: int, heads: int, experts: int, gbs: int,
                seq_len: int) -> dict[str, np.ndarray]:
     """All structurally valid layouts as parallel float64 arrays of whole numbers (empty dict if none); float so that
-    the physics needs no conversion."""
+    the physics needs no conversion. Rows come in groups of four (recompute x sharding), see training.undominated.
+
+    Each level of choices is a boolean mask over a broadcast grid; rows are picked with np.nonzero and the columns
+    built once by indexing, so the cost does not grow with Python loops over the product of choices."""
     tps = _pow2_upto(min(domain, MAX_TP, heads))
     tps = tps[heads % tps == 0]
-    pps = np.unique(np.concatenate([_divisors(layers)[_divisors(layers) <= MAX_PP],
-                                    np.array([p for p in (4, 8, 16) if p < layers])]))
+    div = _divisors(layers)
+    pps = np.unique(np.concatenate([div[div <= MAX_PP], np.array([p for p in (4, 8, 16) if p < layers], dtype=int)]))
     cps = _pow2_upto(MAX_CP)
     cps = cps[(seq_len % (2 * cps) == 0) | (cps == 1)]
     eps = _divisors(experts)[_divisors(experts) <= MAX_EP] if experts else np.array([1])
 
     tp, pp, cp = (g.ravel() for g in np.meshgrid(tps, pps, cps, indexing="ij"))
-    model = tp * pp * cp
-    a = _keep({"tp": tp, "pp": pp, "cp": cp}, gpus % model == 0)
-    if not len(a["tp"]):
+    keep = gpus % (tp * pp * cp) == 0
+    tp, pp, cp = tp[keep], pp[keep], cp[keep]
+    if not len(tp):
         return {}
-    a["dp"] = gpus // (a["tp"] * a["pp"] * a["cp"])
-    a = _cross(a, "microbatch", MICROBATCHES)
-    a = _keep(a, gbs % (a["dp"] * a["microbatch"]) == 0)
-    if not len(a["tp"]):
+    dp = gpus // (tp * pp * cp)
+    # microbatch: the global batch splits evenly over data-parallel ranks and microbatches
+    i, j = np.nonzero(gbs % (dp[:, None] * MICROBATCHES[None, :]) == 0)
+    if not len(i):
         return {}
-    a["m"] = gbs // (a["dp"] * a["microbatch"])
-    a = _cross(a, "ep", eps)
-    a = _keep(a, (a["dp"] * a["cp"]) % a["ep"] == 0)
-    a = _cross(a, "vp", VIRTUAL_STAGES)
-    vp, pp = a["vp"], a["pp"]
-    a = _keep(a, (vp == 1) | ((pp > 1) & (a["m"] % pp == 0) & ((layers + 2) // (pp * vp) >= 1)))
-    a = _cross(a, "recompute", np.array([0, 1]))
-    a = _cross(a, "zero", np.array([1, 3]))
-    if not len(a["tp"]):
+    tp, pp, cp, dp, mb = tp[i], pp[i], cp[i], dp[i], MICROBATCHES[j]
+    m = gbs // (dp * mb)
+    # expert parallel x virtual stages
+    ep_ok = (dp * cp)[:, None] % eps[None, :] == 0
+    vp = VIRTUAL_STAGES[None, :]
+    vp_ok = (vp == 1) | ((pp[:, None] > 1) & (m[:, None] % pp[:, None] == 0)
+                         & ((layers + 2) // (pp[:, None] * vp) >= 1))
+    i, e, v = np.nonzero(ep_ok[:, :, None] & vp_ok[:, None, :])
+    if not len(i):
         return {}
-    out = {name: a[name].astype(np.float64) for name in NAMES}
+    # recompute x sharding: four variants of every row, in the order training.undominated relies on
+    rows = np.repeat(i, 4)
+    f = np.float64
+    out = {"tp": tp.astype(f)[rows], "pp": pp.astype(f)[rows], "dp": dp.astype(f)[rows], "cp": cp.astype(f)[rows],
+           "ep": np.repeat(eps.astype(f)[e], 4), "microbatch": mb.astype(f)[rows],
+           "vp": np.repeat(VIRTUAL_STAGES.astype(f)[v], 4),
+           "recompute": np.tile(np.array([0.0, 0.0, 1.0, 1.0]), len(i)),
+           "zero": np.tile(np.array([1.0, 3.0, 1.0, 3.0]), len(i)), "m": m.astype(f)[rows]}
     for col in out.values():
         col.flags.writeable = False  # cached and shared: nobody may change it
     return out
