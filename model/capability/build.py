@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import partial
+from functools import cache, partial
 
 from model.capability.table import CapabilityTable, FrontierDays, SystemValue
 from model.hardware.systems import systems
@@ -21,6 +21,7 @@ def _precision(system: str, wanted: str) -> str:
     return wanted if systems()[system].dense_tflops(wanted) else "fp8"
 
 
+@cache  # the HGX H100 baseline is asked once per era, not once per system valued against it
 def training_tflops_per_gpu(system: str, job: TrainJob, era: str | None = None) -> float:
     """Model TFLOP/s per GPU on a training job with the software of `era` (0 if no layout fits)."""
     result = train_estimate(system, job.gpus, job.workload, _precision(system, job.precision), job.seq_len,
@@ -28,6 +29,7 @@ def training_tflops_per_gpu(system: str, job: TrainJob, era: str | None = None) 
     return result.tflops_per_gpu if result.feasible else 0.0
 
 
+@cache
 def serving_tokens_per_s_per_gpu(system: str, job: ServeJob, era: str | None = None) -> float:
     """Output tokens/s per GPU on a serving job with the software of `era` (0 if infeasible). Systems bigger
     than the job serve on one system."""
