@@ -39,6 +39,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest -q
 
 test-fast: $(STAMP)  # the quick loop: everything but the slow and browser tests (CI runs them all)
@@ -46,6 +47,7 @@ test-fast: $(STAMP)  # the quick loop: everything but the slow and browser tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-logo
 
 # README numbers and figures: seeded sweeps of the baseline and of each scenario (the same seeds), then
 # analysis.readme rewrites the README's tables between its <!-- generated:... --> markers and docs/figure_*.png.

@@ -36,11 +36,11 @@ def test_values_are_relative_to_hgx_h100_and_newer_generations_deliver_more(tabl
     for older, newer in (("hgx_h100", "hgx_b200"), ("hgx_b200", "vr_nvl72"), ("gb200_nvl72", "gb300_nvl72")):
         assert table.training_ratio(newer) > table.training_ratio(older)
         assert table.value_per_gpu(newer, 0.0) > table.value_per_gpu(older, 0.0)
-    assert set(table.values) == set(systems())
+    assert set(table.systems) == set(systems())
 
 
 def test_value_per_gpu_mixes_training_and_serving_by_the_buyers_weight(table):
-    value = table.values["gb200_nvl72"]
+    value = table.value("gb200_nvl72")
     serving = sum(w * r for w, r in zip(table.serve_weights, value.serving, strict=True)) / sum(table.serve_weights)
     assert table.value_per_gpu("gb200_nvl72", 0.25) == pytest.approx(0.25 * value.training + 0.75 * serving)
 

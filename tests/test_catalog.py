@@ -6,14 +6,14 @@ import pytest
 
 from model.errors import InputError
 from model.hardware import SYSTEM_KEYS, get_system, load_systems, systems
-from model.hardware.systems import DATA_FILE, FLOAT_FIELDS, INT_FIELDS, KINDS, OPTIONAL_FIELDS
+from model.hardware.systems import DATA_FILE, FLAG_FIELDS, FLOAT_FIELDS, INT_FIELDS, KINDS, OPTIONAL_FIELDS
 
 
 def test_catalog_has_every_system_and_every_value_is_sourced():
     catalog = systems()
     assert tuple(catalog) == SYSTEM_KEYS
     for key, system in catalog.items():
-        for name in FLOAT_FIELDS + INT_FIELDS + OPTIONAL_FIELDS:
+        for name in FLOAT_FIELDS + INT_FIELDS + OPTIONAL_FIELDS + FLAG_FIELDS:
             value = getattr(system, name)
             if value is None and name in OPTIONAL_FIELDS:
                 continue
@@ -70,6 +70,8 @@ def test_h100e_is_dense_bf16_over_989():
         ("gpus_per_system", "7.5", "expected a whole number"),
         ("status", "rumoured", "expected one of shipping"),
         ("first_shipment", "July 2025", "expected a month YYYY-MM"),
+        ("scaleout_in_network_reduction", "sharp", "expected yes or no, got 'sharp'"),
+        ("attention_exp_tera_per_s", "-1", "expected a positive number"),
     ],
 )
 def test_malformed_row_names_line_system_and_field(tmp_path, field, bad, expected):
@@ -101,3 +103,23 @@ def test_missing_source_is_rejected(tmp_path):
     bad_file.write_text(text)
     with pytest.raises(InputError, match="hbm_gb.*expected a source URL"):
         load_systems(bad_file)
+
+
+def test_an_unquoted_comma_in_a_note_is_rejected_not_silently_dropped(tmp_path):
+    bad_file = tmp_path / "systems.csv"
+    shutil.copy(DATA_FILE, bad_file)
+    text = bad_file.read_text().replace(
+        "hgx_h100,hbm_gb,80,official,https://www.exxactcorp.com/blog/HPC/NVIDIA-H100,",
+        "hgx_h100,hbm_gb,80,official,https://www.exxactcorp.com/blog/HPC/NVIDIA-H100,SXM5, 80 GB")
+    bad_file.write_text(text)
+    with pytest.raises(InputError, match="hgx_h100.*hbm_gb.*expected 6 cells, got 7"):
+        load_systems(bad_file)
+
+
+def test_blackwell_ultra_doubles_the_softmax_rate_and_cpx_triples_it():
+    """NVIDIA: Blackwell Ultra doubles SFU throughput over Blackwell; Rubin CPX has 3x GB300's attention speed."""
+    assert get_system("gb300_nvl72").attention_exp_tera_per_s == pytest.approx(
+        2 * get_system("gb200_nvl72").attention_exp_tera_per_s, rel=0.15)
+    assert get_system("rubin_cpx").attention_exp_tera_per_s == pytest.approx(
+        3 * get_system("gb300_nvl72").attention_exp_tera_per_s, rel=0.01)
+    assert get_system("gb300_nvl72").sources["attention_exp_tera_per_s"].kind == "official"

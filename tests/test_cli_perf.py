@@ -69,3 +69,36 @@ def test_run_writes_result_folder_and_rejects_unknown_override(tmp_path):
     assert bad.returncode == 2
     assert "unknown key" in bad.stderr and "supplier" in bad.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_perf_serve_pareto_prints_one_json_object_per_point():
+    out = run("perf", "serve", "--system", "hgx_b200", "--gpus", "8", "--workload", "llama3-70b", "--precision",
+              "nvfp4", "--input-tokens", "1024", "--output-tokens", "1024", "--pareto")
+    assert out.returncode == 0, out.stderr
+    points = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(points) >= 3
+    assert all({"user_tokens_per_s", "output_tokens_per_s_per_gpu", "ttft_s", "tpot_s", "layout"} <= set(p)
+               for p in points)
+    assert [p["user_tokens_per_s"] for p in points] == sorted((p["user_tokens_per_s"] for p in points), reverse=True)
+
+
+def test_perf_serve_latency_target_and_prefill_system():
+    out = run("perf", "serve", "--system", "vr_nvl72", "--gpus", "72", "--workload", "deepseek-r1", "--precision",
+              "nvfp4", "--input-tokens", "16384", "--output-tokens", "1024", "--min-user-tokens-per-s", "40",
+              "--max-ttft-s", "5", "--prefill-system", "rubin_cpx", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["user_tokens_per_s"] >= 40 and result["ttft_s"] <= 5
+    layout = result["layout"]
+    assert layout["disaggregated"] and layout["prefill_system"] == "rubin_cpx"
+    assert {"prefill_gpus", "decode_gpus", "prefill", "decode"} <= set(layout)
+
+
+def test_bad_date_and_unknown_prefill_system_exit_2_with_one_line():
+    base = ("perf", "serve", "--system", "hgx_b200", "--gpus", "8", "--workload", "llama3-70b", "--precision", "nvfp4",
+            "--input-tokens", "1024", "--output-tokens", "1024")
+    bad_date = run(*base, "--date", "2025-13")
+    assert bad_date.returncode == 2 and "2025-13" in bad_date.stderr
+    bad_system = run(*base, "--prefill-system", "cpx")
+    assert bad_system.returncode == 2 and "unknown system 'cpx'" in bad_system.stderr
+    assert len(bad_system.stderr.strip().splitlines()) == 1

@@ -57,21 +57,23 @@ def test_nvidia_fiscal_2025_revenue_near_the_reported_115bn(runs, seed):
     assert 90e9 <= fy2025.nvidia_revenue_usd.sum() <= 140e9  # reported: $115.2B data-center revenue
 
 
-def test_a_late_gb200_ramp_shifts_hyperscaler_orders_to_gb300():
-    """The Microsoft-style choice of GB300 over a delayed GB200 emerges from the procurement rule: when GB200's
-    volume ramp slips (first racks on time, volume six months late), its queue lengthens, and hyperscalers put
-    clearly more money into GB300 pre-orders before GB300 ships, and less into GB200."""
+def test_a_late_gb200_ramp_moves_hyperscaler_money_to_other_blackwell_systems():
+    """When GB200's volume ramp slips (first racks on time, volume six months late), its queue lengthens and the
+    procurement rule moves hyperscalers' money to the Blackwell systems they can get sooner (HGX B200/B300 and
+    GB300 pre-orders). Whether GB300 in particular wins that money (Microsoft's choice in 2025) is decided by
+    allocation and site readiness, not by this rule alone (issue 15)."""
     params = load_scenario_dict("scenarios/baseline.toml")
     params["end"] = "2025-06"  # GB300 ships from 2025-07: every GB300 order until then is a pre-order
+    others = ("hgx_b200", "hgx_b300", "gb300_nvl72")
 
     def hyperscaler_orders(volume_delay_months: int) -> dict[str, int]:
         params["supplier"]["volume_delay_months"] = {"gb200_nvl72": volume_delay_months}
         model = MarketModel.from_params(params, seed=0)
         model.run()
         hyperscalers = [b for b in model.buyers if b.kind == "hyperscaler"]
-        return {"gb300_preorders": sum(b.preordered["gb300_nvl72"] for b in hyperscalers),
+        return {"other_blackwell": sum(b.ordered[k] for b in hyperscalers for k in others),
                 "gb200": sum(b.ordered["gb200_nvl72"] for b in hyperscalers)}
 
     on_time, late = hyperscaler_orders(0), hyperscaler_orders(6)
-    assert late["gb300_preorders"] > 1.3 * on_time["gb300_preorders"] > 0
+    assert late["other_blackwell"] > 1.3 * on_time["other_blackwell"] > 0
     assert late["gb200"] < 0.8 * on_time["gb200"]

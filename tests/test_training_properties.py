@@ -74,3 +74,86 @@ def test_batch_keeps_order_and_flags_bad_rows(tmp_path) -> None:
     assert "error" in out[1] and "no_such_system" in out[1]["error"]
     assert "error" not in out[2] and out[2]["system"] == "gb200_nvl72"
     assert "error" in out[3]
+
+
+def test_expert_imbalance_slows_moe_training() -> None:
+    balanced = train_estimate("gb200_nvl72", 256, "deepseek-v3", "fp8", 4096, 4096)
+    skewed = train_estimate("gb200_nvl72", 256, "deepseek-v3", "fp8", 4096, 4096, expert_imbalance=1.5)
+    assert skewed.tflops_per_gpu < balanced.tflops_per_gpu * 0.98
+
+
+def test_newer_software_never_slower() -> None:
+    for system, workload, gpus, gbs, seq in (("hgx_h100", "llama3-70b", 64, 128, 8192),
+                                             ("gb200_nvl72", "qwen3-30b-a3b", 8, 512, 4096)):
+        months = ["2024-06", "2025-01", "2025-06", "2025-12", "2026-06", "2027-06"]
+        tput = [train_estimate(system, gpus, workload, "fp8", seq, gbs, date=d).tflops_per_gpu for d in months]
+        assert tput == sorted(tput), (system, workload, tput)
+        assert tput[-1] > tput[0]
+
+
+def test_new_architecture_starts_with_immature_software() -> None:
+    """The same month is early for Blackwell and late for Hopper: the Blackwell/Hopper ratio grows with time."""
+    def ratio(date):
+        gb = train_estimate("gb200_nvl72", 256, "llama3.1-405b", "fp8", 8192, 1536, date=date).tflops_per_gpu
+        h = train_estimate("hgx_h100", 256, "llama3.1-405b", "fp8", 8192, 1536, date=date).tflops_per_gpu
+        return gb / h
+
+    assert ratio("2024-12") < ratio("2026-06")
+
+
+def test_in_network_reduction_never_slower_and_helps_latency_bound_reductions() -> None:
+    from dataclasses import replace
+
+    from model.hardware.systems import get_system
+    from model.hardware.workloads import get_workload
+    from model.performance.training import estimate_uncached
+
+    h100 = get_system("hgx_h100")
+    ring = replace(h100, scaleout_in_network_reduction=False)
+    w = get_workload("llama3.1-8b")
+    for gpus, gbs in ((512, 512), (4096, 4096)):
+        tree = estimate_uncached(h100, w, "fp8", 8192, gbs, gpus, None)
+        flat = estimate_uncached(ring, w, "fp8", 8192, gbs, gpus, None)
+        assert tree.step_time_s <= flat.step_time_s
+        assert tree.breakdown["dp_comm_s"] <= flat.breakdown["dp_comm_s"]
+
+
+def test_hierarchical_reduction_beats_scaleout_only() -> None:
+    """A data-parallel group that stays inside an NVLink domain reduces faster than the same group over the NIC."""
+    from dataclasses import replace
+
+    from model.hardware.systems import get_system
+    from model.hardware.workloads import get_workload
+    from model.performance.training import estimate_uncached
+
+    gb200 = get_system("gb200_nvl72")
+    small_domain = replace(gb200, nvlink_domain_gpus=4)
+    w = get_workload("llama3-70b")
+    big = estimate_uncached(gb200, w, "fp8", 8192, 64, 64, None)
+    small = estimate_uncached(small_domain, w, "fp8", 8192, 64, 64, None)
+    assert big.tflops_per_gpu >= small.tflops_per_gpu
+
+
+def test_output_layer_weighs_on_the_last_pipeline_stage() -> None:
+    """A huge vocabulary costs more than its share of FLOPs when pipelined: the last stage sets the pace."""
+    from model.hardware.workloads import custom_workload
+
+    small_vocab = custom_workload("v32k", layers=32, hidden=4096, ffn_hidden=14336, heads=32, kv_heads=8, vocab=32000)
+    big_vocab = custom_workload("v512k", layers=32, hidden=4096, ffn_hidden=14336, heads=32, kv_heads=8, vocab=512000)
+    for w in (small_vocab, big_vocab):
+        assert train_estimate("hgx_h100", 64, w, "bf16", 4096, 256).feasible
+    slow = train_estimate("hgx_h100", 64, big_vocab, "bf16", 4096, 256)
+    fast = train_estimate("hgx_h100", 64, small_vocab, "bf16", 4096, 256)
+    # model FLOPs count the output layer, so TFLOP/s need not fall, but time per token must grow with it
+    assert slow.step_time_s > fast.step_time_s
+
+
+def test_bad_training_input_raises_with_the_field_named() -> None:
+    import pytest
+
+    from model.errors import InputError
+
+    with pytest.raises(InputError, match="date"):
+        train_estimate("hgx_h100", 64, "llama3-70b", "fp8", 8192, 128, date="2025-13")
+    with pytest.raises(InputError, match="expert_imbalance"):
+        train_estimate("hgx_h100", 64, "llama3-70b", "fp8", 8192, 128, expert_imbalance=0.5)

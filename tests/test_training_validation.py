@@ -1,38 +1,55 @@
-"""Every calibration run: predicted vs published model TFLOP/s per GPU (README convention)."""
+"""Training against published runs: the calibration rows (fitted) and the hold-out rows (never fitted).
 
-from pathlib import Path
+Errors are model TFLOP/s per GPU (validation/README.md convention) against the measured value, with the software
+release of each row. `pytest -s` prints the tables; `python -m model.performance.calibrate --check` prints them by
+subset.
+"""
 
 import numpy as np
 
-from model.performance.training import calibration_cases, train_estimate
+from model.performance import validation as val
+from model.performance.calibrate import training_errors
+from model.performance.params import fitted
 
-CSV = Path(__file__).resolve().parents[1] / "validation" / "training_calibration.csv"
+# Bounds a little above the errors of the packaged fit (calibrate --check), so that a change that makes the model
+# worse fails. The worst calibration case is Qwen3-30B-A3B on H100 in Megatron-Bridge 25.11 (121 TFLOP/s, 1.7x below
+# the same job five months later): the software era explains part of it, not all.
+MEDIAN, P90, WORST = 0.08, 0.28, 0.95
+DENSE_MEDIAN, MOE_MEDIAN = 0.08, 0.13
+HOLDOUT_MEDIAN, HOLDOUT_DENSE_MEDIAN, HOLDOUT_DENSE_P90 = 0.14, 0.10, 0.25
 
-# Qwen3-30B-A3B rows: the same hardware and model were published at 121 vs 203-206 TFLOP/s (H100) and 547 vs
-# 923-936 (GB200) across Megatron-Bridge releases, a 1.7x software spread no single physics model fits within 35%.
-# They count towards the median and are held to a looser bound; everything else must be within 35%.
-SOFTWARE_SPREAD = "Qwen3_30B_a3B"
-SPREAD_BOUND = 0.90
+
+def _table(rows) -> str:
+    lines = [f"{c['case_id'][:60]:60s} {c['target_tflops_per_gpu']:8.1f} {pred:8.1f} {err:+7.1%}"
+             for c, pred, err in rows]
+    e = np.abs([err for _, _, err in rows])
+    return "\n".join([*lines, f"median {np.median(e):.1%}, p90 {np.percentile(e, 90):.1%}, worst {e.max():.1%}"])
+
+
+def _stats(rows, keep=lambda c: True) -> tuple[float, float, float]:
+    e = np.abs([err for c, _, err in rows if keep(c)])
+    return float(np.median(e)), float(np.percentile(e, 90)), float(e.max())
 
 
 def test_calibration_error_bounds() -> None:
-    lines, errors, strict = [], [], []
-    for case in calibration_cases(CSV):
-        result = train_estimate(case["system"], case["gpus"], case["workload"], case["precision"], case["seq_len"],
-                                case["global_batch_seqs"])
-        assert result.feasible, f"{case['case_id']}: {result.reason}"
-        err = result.tflops_per_gpu / case["target_tflops_per_gpu"] - 1.0
-        errors.append(abs(err))
-        if SOFTWARE_SPREAD not in case["case_id"]:
-            strict.append(abs(err))
-        lines.append(f"{case['case_id'][:58]:58s} {case['target_tflops_per_gpu']:8.1f} "
-                     f"{result.tflops_per_gpu:8.1f} {err:+7.1%}")
-    table = "\n".join([f"{'case':58s} {'measured':>8s} {'predict':>8s} {'error':>7s}", *lines])
-    median, worst, worst_strict = float(np.median(errors)), float(np.max(errors)), float(np.max(strict))
-    summary = (f"{table}\nmedian |error| {median:.1%}, worst {worst:.1%} over {len(errors)} cases; "
-               f"worst outside the {SOFTWARE_SPREAD} software spread {worst_strict:.1%}")
-    print(summary)
-    assert len(errors) >= 60, summary
-    assert median <= 0.15, summary
-    assert worst_strict <= 0.35, summary
-    assert worst <= SPREAD_BOUND, summary
+    rows = training_errors(val.training_cases(), fitted()[0])
+    assert len(rows) >= 70
+    assert all(pred > 0 for _, pred, _ in rows), "every calibration run must be feasible"
+    table = _table(rows)
+    print(table)
+    median, p90, worst = _stats(rows)
+    assert median <= MEDIAN and p90 <= P90 and worst <= WORST, table
+    dense = _stats(rows, lambda c: not c["moe"])
+    moe = _stats(rows, lambda c: c["moe"])
+    assert dense[0] <= DENSE_MEDIAN and moe[0] <= MOE_MEDIAN, table
+
+
+def test_holdout_error_guard() -> None:
+    """Runs the fit never saw: a guard against regressions, not a target the fit was tuned to."""
+    rows = training_errors(val.training_cases(val.TRAINING_HOLDOUT), fitted()[0])
+    assert len(rows) >= 100
+    table = _table(rows)
+    print(table)
+    median, _, _ = _stats(rows)
+    dense_median, dense_p90, _ = _stats(rows, lambda c: not c["moe"])
+    assert median <= HOLDOUT_MEDIAN and dense_median <= HOLDOUT_DENSE_MEDIAN and dense_p90 <= HOLDOUT_DENSE_P90, table

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import partial
+from functools import cache, partial
 
 from model.capability.table import CapabilityTable, FrontierDays, SystemValue
 from model.hardware.systems import systems
 from model.performance.serving import serve_estimate
 from model.performance.training import frontier_run_days, train_estimate
-from model.scenario.schema import BASELINE_SYSTEM, Scenario, ServeJob, TrainJob
+from model.scenario.schema import BASELINE_SYSTEM, ReferenceJobs, Scenario, ServeJob, TrainJob
 
 _TABLES: dict[str, CapabilityTable] = {}
 
@@ -21,19 +21,21 @@ def _precision(system: str, wanted: str) -> str:
     return wanted if systems()[system].dense_tflops(wanted) else "fp8"
 
 
-def training_tflops_per_gpu(system: str, job: TrainJob) -> float:
-    """Model TFLOP/s per GPU on a training job (0 if no layout fits)."""
+@cache  # the HGX H100 baseline is asked once per era, not once per system valued against it
+def training_tflops_per_gpu(system: str, job: TrainJob, era: str | None = None) -> float:
+    """Model TFLOP/s per GPU on a training job with the software of `era` (0 if no layout fits)."""
     result = train_estimate(system, job.gpus, job.workload, _precision(system, job.precision), job.seq_len,
-                            job.global_batch_seqs)
+                            job.global_batch_seqs, date=era)
     return result.tflops_per_gpu if result.feasible else 0.0
 
 
-def serving_tokens_per_s_per_gpu(system: str, job: ServeJob) -> float:
-    """Output tokens/s per GPU on a serving job (0 if infeasible). Systems bigger than the job serve on one
-    system."""
+@cache
+def serving_tokens_per_s_per_gpu(system: str, job: ServeJob, era: str | None = None) -> float:
+    """Output tokens/s per GPU on a serving job with the software of `era` (0 if infeasible). Systems bigger
+    than the job serve on one system."""
     used = max(job.gpus, systems()[system].gpus_per_system)
     result = serve_estimate(system, used, job.workload, _precision(system, job.precision), job.input_tokens,
-                            job.output_tokens, scenario=job.scenario)
+                            job.output_tokens, scenario=job.scenario, date=era)
     return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
 
 
@@ -55,18 +57,23 @@ def table_key(scenario: Scenario) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
+def _value(jobs: ReferenceJobs, system: str, era: str | None) -> SystemValue:
+    """One system's throughput per GPU on the reference jobs relative to HGX H100, both on `era`'s software."""
+    train = training_tflops_per_gpu(system, jobs.train, era) / training_tflops_per_gpu(BASELINE_SYSTEM, jobs.train,
+                                                                                          era)
+    serve = tuple(serving_tokens_per_s_per_gpu(system, job, era) / serving_tokens_per_s_per_gpu(BASELINE_SYSTEM,
+                                                                                                 job, era)
+                  for job in jobs.serve)
+    return SystemValue(training=train, serving=serve)
+
+
 def build_capability_table(scenario: Scenario) -> CapabilityTable:
-    """A new table for the scenario: every system of the catalog valued on the reference jobs against HGX H100."""
+    """A new table for the scenario: every system of the catalog valued on the reference jobs against HGX H100,
+    era by era as the market asks."""
     jobs = scenario.reference_jobs
-    train_base = training_tflops_per_gpu(BASELINE_SYSTEM, jobs.train)
-    serve_base = [serving_tokens_per_s_per_gpu(BASELINE_SYSTEM, job) for job in jobs.serve]
-    values = {}
-    for key in systems():
-        values[key] = SystemValue(
-            training=training_tflops_per_gpu(key, jobs.train) / train_base,
-            serving=tuple(serving_tokens_per_s_per_gpu(key, job) / base for job, base in zip(jobs.serve, serve_base,
-                                                                                               strict=True)))
-    return CapabilityTable(values=values, serve_weights=tuple(job.weight for job in jobs.serve),
+    return CapabilityTable(valuer=partial(_value, jobs), systems=tuple(systems()),
+                           serve_weights=tuple(job.weight for job in jobs.serve),
+                           serve_since=tuple(job.since for job in jobs.serve),
                            frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
                                                  reference_flop=scenario.reference_frontier_flop,
                                                  max_gpus=scenario.fabric_max_gpus,

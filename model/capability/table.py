@@ -10,7 +10,7 @@ not depend on which questions came first.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -119,24 +119,59 @@ class FrontierDays:
         return sum(len(c.raw) for c in self.columns.values())
 
 
+SystemValuer = Callable[[str, str | None], SystemValue]  # (system, software era "YYYY-MM" or None) -> value
+ERA_MONTHS = 6  # assumption: buyers re-value systems on the software of the half-year they decide in
+
+
+def software_era(month: str | None) -> str | None:
+    """The software era a decision in `month` ("YYYY-MM..."): the first month of its half-year (None: mature)."""
+    if month is None:
+        return None
+    year, mon = int(month[:4]), int(month[5:7])
+    return f"{year:04d}-{(mon - 1) // ERA_MONTHS * ERA_MONTHS + 1:02d}"
+
+
 @dataclass(frozen=True)
 class CapabilityTable:
-    """Per system: value per GPU on the reference jobs (relative to HGX H100) and frontier-run days by cluster."""
+    """Per system: value per GPU on the reference jobs (relative to HGX H100) in each software era, and
+    frontier-run days by cluster.
 
-    values: Mapping[str, SystemValue]
+    Values are asked of the performance model on first use and kept (`valuer(system, era)`); a reference serving
+    job counts only from the month its workload was public (`serve_since`), so a buyer in 2024 does not value a
+    system on DeepSeek-R1 traffic."""
+
+    valuer: SystemValuer
+    systems: tuple[str, ...]
     serve_weights: tuple[float, ...]  # weights of the reference serving jobs
+    serve_since: tuple[str | None, ...]  # first month ("YYYY-MM") each serving job counts; None: always
     frontier: FrontierDays
+    _values: dict[tuple[str, str | None], SystemValue] = field(default_factory=dict, compare=False, repr=False)
+
+    def value(self, system: str, month: str | None = None) -> SystemValue:
+        """The system's value on the software of `month`'s era (None: mature software)."""
+        key = (system, software_era(month))
+        if key not in self._values:
+            self._values[key] = self.valuer(*key)
+        return self._values[key]
 
     def training_ratio(self, system: str) -> float:
-        """Training throughput per GPU on the reference training job, relative to HGX H100."""
-        return self.values[system].training
+        """Training throughput per GPU on the reference training job with mature software, relative to HGX
+        H100 (how clusters of mixed systems are labelled)."""
+        return self.value(system).training
 
-    def value_per_gpu(self, system: str, training_weight: float) -> float:
+    def value_per_gpu(self, system: str, training_weight: float, month: str | None = None,
+                      software_month: str | None = None) -> float:
         """What one GPU of `system` delivers, in HGX H100 GPUs, on a mix of the reference training job (weight
-        `training_weight`) and the serving jobs (the rest, split by their own weights)."""
-        value = self.values[system]
-        total = sum(self.serve_weights)
-        serve = sum(w * r for w, r in zip(self.serve_weights, value.serving, strict=True)) / total
+        `training_weight`) and the serving jobs public by `month` (the rest, split by their own weights; all of
+        them when `month` is None), on the software of `software_month`'s era (default: `month`'s). With no
+        serving job public yet, training alone."""
+        value = self.value(system, software_month or month)
+        live = [(w, r) for w, r, since in zip(self.serve_weights, value.serving, self.serve_since, strict=True)
+                if since is None or month is None or since <= month[:7]]
+        total = sum(w for w, _ in live)
+        if total <= 0:
+            return value.training
+        serve = sum(w * r for w, r in live) / total
         return training_weight * value.training + (1 - training_weight) * serve
 
     def frontier_run_days(self, system: str, gpus: int, flop: float) -> float | None:

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 from model.cli.args import EXIT_ERROR, EXIT_OK, RAW, Parser, positive_float, positive_int
 from model.errors import InputError
+
+
+def month(text: str) -> str:
+    """A YYYY-MM month (the software era to assume)."""
+    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text):
+        raise argparse.ArgumentTypeError(f"expected a month YYYY-MM, got {text!r}")
+    return text
 
 
 def register(sub) -> None:
@@ -26,13 +34,22 @@ def register(sub) -> None:
     t.add_argument("--seq-len", type=positive_int, help="sequence length in tokens")
     t.add_argument("--global-batch", type=positive_int, help="global batch in sequences")
     t.add_argument("--tokens", type=positive_float, help="tokens to train (gives time_to_train_s)")
+    t.add_argument("--date", type=month, help="software release to assume, YYYY-MM (default: mature software)")
     _add_output_flags(t)
     t.set_defaults(func=_train)
     s = perf_sub.add_parser("serve", help="serving throughput and latency",
-                            description="Search serving layouts and batch sizes: output tokens/s (cluster and "
-                            "per GPU), time to first token, time per output token.",
-                            epilog="Example:\n  airace perf serve --system gb200_nvl72 --gpus 72 --workload "
-                            "deepseek-r1 --precision nvfp4 --input-tokens 1024 --output-tokens 1024",
+                            description="Search serving layouts, batch sizes and disaggregated prefill/decode "
+                            "pools: the best output tokens/s per GPU that meets a latency target, with time to "
+                            "first token, time per output token and the layout; or the whole throughput-versus-"
+                            "interactivity frontier (--pareto, one JSON object per line).",
+                            epilog="Examples:\n  airace perf serve --system gb200_nvl72 --gpus 72 --workload "
+                            "deepseek-r1 --precision nvfp4 --input-tokens 1024 --output-tokens 1024\n"
+                            "  airace perf serve --system gb300_nvl72 --gpus 72 --workload deepseek-r1 --precision "
+                            "nvfp4 --input-tokens 8192 --output-tokens 1024 --min-user-tokens-per-s 50 --max-ttft-s 2\n"
+                            "  airace perf serve --system vr_nvl72 --gpus 72 --workload deepseek-r1 --precision nvfp4 "
+                            "--input-tokens 32768 --output-tokens 1024 --prefill-system rubin_cpx\n"
+                            "  airace perf serve --system hgx_b200 --gpus 8 --workload llama3-70b --precision nvfp4 "
+                            "--input-tokens 1024 --output-tokens 1024 --pareto",
                             formatter_class=RAW)
     s.add_argument("--system", help="catalog key, e.g. gb200_nvl72")
     s.add_argument("--gpus", type=positive_int, help="GPUs serving")
@@ -41,7 +58,15 @@ def register(sub) -> None:
     s.add_argument("--input-tokens", type=positive_int, help="input tokens per request")
     s.add_argument("--output-tokens", type=positive_int, help="output tokens per request")
     s.add_argument("--scenario", choices=("offline", "server", "interactive"), default="offline",
-                   help="offline: max throughput; server/interactive: best throughput under latency limits")
+                   help="presets: offline = max throughput; server/interactive = MLPerf's p99 latency limits")
+    s.add_argument("--min-user-tokens-per-s", type=positive_float, metavar="X",
+                   help="slowest acceptable output rate one user sees (1 / TPOT); replaces the preset's limits")
+    s.add_argument("--max-ttft-s", type=positive_float, metavar="Y", help="longest acceptable time to first token")
+    s.add_argument("--prefill-system", metavar="KEY",
+                   help="run prefill on another system's GPUs (disaggregated), e.g. rubin_cpx; --gpus counts both")
+    s.add_argument("--pareto", action="store_true",
+                   help="print the throughput-versus-interactivity frontier, one JSON object per line")
+    s.add_argument("--date", type=month, help="software release to assume, YYYY-MM (default: mature software)")
     _add_output_flags(s)
     s.set_defaults(func=_serve)
 
@@ -79,18 +104,29 @@ def _run_perf(args: argparse.Namespace, name: str, batch, required: tuple[str, .
 
 
 def _train(args: argparse.Namespace) -> int:
-    from model.performance import training
+    from model.performance import batch, training  # lazy: numpy and the catalog load only for this command
 
-    return _run_perf(args, "train", training.train_batch,
+    return _run_perf(args, "train", batch.train_batch,
                      ("system", "gpus", "workload", "precision", "seq_len", "global_batch"),
                      lambda: training.train_estimate(args.system, args.gpus, args.workload, args.precision,
-                                                     args.seq_len, args.global_batch, args.tokens))
+                                                     args.seq_len, args.global_batch, args.tokens, date=args.date))
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from model.performance import serving
+    from model.performance import batch, serving  # lazy: numpy and the catalog load only for this command
 
-    return _run_perf(args, "serve", serving.serve_batch,
-                     ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens"),
+    required = ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens")
+    if args.pareto and not args.batch:
+        missing = [n for n in required if getattr(args, n) is None]
+        if missing:
+            raise InputError("perf serve --pareto: missing " + ", ".join("--" + m.replace("_", "-") for m in missing))
+        for point in serving.serve_pareto(args.system, args.gpus, args.workload, args.precision, args.input_tokens,
+                                          args.output_tokens, date=args.date, max_ttft_s=args.max_ttft_s,
+                                          prefill_system=args.prefill_system):
+            print(json.dumps(point))
+        return EXIT_OK
+    return _run_perf(args, "serve", batch.serve_batch, required,
                      lambda: serving.serve_estimate(args.system, args.gpus, args.workload, args.precision,
-                                                    args.input_tokens, args.output_tokens, scenario=args.scenario))
+                                                    args.input_tokens, args.output_tokens, scenario=args.scenario,
+                                                    date=args.date, min_user_tokens_per_s=args.min_user_tokens_per_s,
+                                                    max_ttft_s=args.max_ttft_s, prefill_system=args.prefill_system))

@@ -46,13 +46,15 @@ FLOAT_FIELDS = (
     "fast_memory_tb",
     "nvlink_gb_s",
     "scaleout_gbit_s",
+    "attention_exp_tera_per_s",
     "gpu_tdp_w",
     "system_power_kw",
     "price_usd_low",
     "price_usd_high",
 )
+FLAG_FIELDS = ("scaleout_in_network_reduction",)
 OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops")
-REQUIRED_FIELDS = TEXT_FIELDS + DATE_FIELDS + INT_FIELDS + FLOAT_FIELDS
+REQUIRED_FIELDS = TEXT_FIELDS + DATE_FIELDS + INT_FIELDS + FLOAT_FIELDS + FLAG_FIELDS
 NULLABLE_FIELDS = ("fp4_dense_tflops",)  # "NA": the precision is not supported (Hopper has no FP4)
 ALL_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -91,6 +93,12 @@ class System:
     nvlink_domain_gpus: int
     nvlink_gb_s: float
     scaleout_gbit_s: float
+    attention_exp_tera_per_s: float
+    """Softmax exponentials per second (MUFU.EX2, in 1e12/s): the second roofline of attention next to the tensor
+    peak, the one Blackwell Ultra doubled."""
+    scaleout_in_network_reduction: bool
+    """The scale-out fabric reduces in the switches (InfiniBand SHARP): collectives across NVLink domains take a
+    tree, not a ring of per-hop latencies."""
     gpu_tdp_w: float
     system_power_kw: float
     price_usd_low: float
@@ -149,6 +157,10 @@ def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
         if name == "status" and raw not in STATUSES:
             raise _fail(path, line, system, name, f"expected one of {', '.join(STATUSES)}, got {raw!r}")
         return tuple(a.strip() for a in raw.split(";") if a.strip()) if name == "aliases" else raw
+    if name in FLAG_FIELDS:
+        if raw not in ("yes", "no"):
+            raise _fail(path, line, system, name, f"expected yes or no, got {raw!r}")
+        return raw == "yes"
     if name in DATE_FIELDS:
         if not _DATE.match(raw):
             raise _fail(path, line, system, name, f"expected a month YYYY-MM, got {raw!r}")
@@ -184,6 +196,9 @@ def load_systems(path: Path | str = DATA_FILE) -> dict[str, System]:
             line = reader.line_num
             system = (row["system"] or "").strip()
             name = (row["field"] or "").strip()
+            if None in row:  # more cells than columns: an unquoted comma, most often in the note
+                raise _fail(path, line, system, name, f"expected 6 cells, got {6 + len(row[None])} (quote a note "
+                                                      "that contains a comma)")
             if system not in SYSTEM_KEYS:
                 raise _fail(path, line, system, name, f"unknown system; expected one of {', '.join(SYSTEM_KEYS)}")
             if name not in ALL_FIELDS:

@@ -75,7 +75,7 @@ class Buyer(Agent):
             self, model.supplier, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue),
-            keys, self.spare_mw, self.milestones.first)
+            keys, self.spare_mw, self.milestones.first, model.date_of)
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
         self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)

@@ -31,29 +31,35 @@ class Procurement:
 
     def __init__(self, buyer: Consignee, supplier: Supplier, capability: CapabilityTable, treasury: Treasury,
                  terms: ProcurementTerms, system_keys: tuple[str, ...],
-                 spare_mw: Callable[[str, int], float], first: Callable[[str, str, int, str], bool]):
+                 spare_mw: Callable[[str, int], float], first: Callable[[str, str, int, str], bool],
+                 month_of: Callable[[int], str]):
         self.buyer, self.supplier, self.capability, self.treasury = buyer, supplier, capability, treasury
         self.terms = terms
         self.system_keys = system_keys
         self.spare_mw = spare_mw  # facility MW free when an order of a system placed in a month would arrive
         self.first = first  # (event, system, gpus, detail) -> whether this was the buyer's first such event
+        self.month_of = month_of  # model month -> "YYYY-MM..." (the software era and the jobs public then)
         self.ordered = dict.fromkeys(system_keys, 0)  # GPUs
         self.preordered = dict.fromkeys(system_keys, 0)  # GPUs ordered before the system shipped
         self.on_order_units = dict.fromkeys(system_keys, 0)  # systems ordered and not yet shipped
-        self._value: dict[str, float] = {}
+        self._value: dict[tuple[str, int, int], float] = {}
 
-    def value_per_gpu(self, k: str) -> float:
-        """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving."""
-        if k not in self._value:
-            self._value[k] = self.capability.value_per_gpu(k, self.terms.training_weight)
-        return self._value[k]
+    def value_per_gpu(self, k: str, t: int, arrival_month: int | None = None) -> float:
+        """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving, as the
+        buyer's performance model sees it in month t: the workloads public then, on the software of the month
+        the GPUs would arrive (default t; software keeps improving while an order waits)."""
+        arrival = t if arrival_month is None else arrival_month
+        if (k, t, arrival) not in self._value:
+            self._value[(k, t, arrival)] = self.capability.value_per_gpu(
+                k, self.terms.training_weight, self.month_of(t), self.month_of(arrival))
+        return self._value[(k, t, arrival)]
 
     def score(self, k: str, t: int) -> float:
         """H100-value per dollar of system k ordered now, discounted by the months until it would arrive."""
         sup = self.supplier
         wait = sup.expected_wait_months(k, t)
-        return self.value_per_gpu(k) / sup.price_usd(k, t) * systems()[k].gpus_per_system * math.exp(
-            -wait / self.terms.wait_tau_months)
+        value_usd = self.value_per_gpu(k, t, t + round(wait)) / sup.price_usd(k, t)
+        return value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
 
     def procure(self, t: int) -> None:
         """Spend the cash on hand across the systems on offer, in proportion to score^sharpness (a near-argmax that

@@ -121,6 +121,7 @@ class ServeJob(_Frozen):
     scenario: Literal["offline", "server", "interactive"]
     precision: Literal["fp8", "nvfp4"]
     weight: Positive
+    since: Month | None = None  # the workload's public release: buyers value systems on it from then on
 
 
 class ReferenceJobs(_Frozen):
