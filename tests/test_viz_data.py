@@ -9,6 +9,8 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -225,10 +227,14 @@ def test_the_page_states_what_a_result_folder_of_the_same_run_says(finished, tmp
 def test_reading_while_another_thread_steps_gives_whole_months():
     """Mesa's play loop steps the model while the page may render in another thread: every snapshot holds whole
     months, and the last one equals a run read month by month."""
-    import threading
-
     model = controls.build_model(RunSettings.of_scenario(BASELINE, seed=2))
-    runner = threading.Thread(target=model.run)
+
+    def play() -> None:  # Mesa's play loop: a month, then its play interval (the app's is 1 ms)
+        while model.running:
+            model.step()
+            time.sleep(components.PLAY_INTERVAL_MS / 1000)
+
+    runner = threading.Thread(target=play)
     runner.start()
     seen = set()
     while runner.is_alive() or not seen:
