@@ -1,8 +1,16 @@
 """One colour per agent and per system, shared by the browser app and the analysis figures.
 
-Named agents of the shipped scenarios have fixed colours (grouped by kind: blues for hyperscalers, greens for
-neoclouds, reds/oranges for labs, grey for the rest of the market); any other name gets a stable colour from its
-name, so an agent keeps its colour across charts, runs and scenarios.
+Agents: every named agent of the shipped scenarios has its own hue, chosen so that any two differ clearly (CIE76
+colour difference of at least 25 between every pair) and every colour stays legible on a white and on a dark
+background (contrast ratio at least 2.4 on white, 2.8 on #121212); `tests/test_viz_palette.py` holds these
+properties. Hues are not grouped by kind (five blues for the hyperscalers could not be told apart); the kind shows in
+the order of legends instead. The rest of the market, an aggregate, is grey.
+
+Systems: grouped by architecture (Hopper greens, Blackwell blues, Rubin oranges, Feynman purple) so a stacked chart
+reads as generations; `SYSTEM_COLORS` is in catalog order, which figures use to order systems.
+
+Any other name gets a stable colour from its name, so an agent or system keeps its colour across charts, runs and
+scenarios.
 """
 
 from __future__ import annotations
@@ -11,25 +19,25 @@ import hashlib
 
 AGENT_COLORS: dict[str, str] = {
     # hyperscalers
-    "microsoft": "#1f4e9c",
-    "aws": "#4a90d9",
-    "google": "#7fb3e6",
-    "meta": "#2a6f97",
-    "oracle": "#8c6bb1",
+    "microsoft": "#1f6fd1",
+    "aws": "#f28e00",
+    "google": "#14a37f",
+    "meta": "#8e5cc9",
+    "oracle": "#d9262b",
     # neoclouds
-    "coreweave": "#1b7837",
-    "nebius": "#5aae61",
-    "lambda": "#a6d96a",
-    "crusoe": "#66bd63",
-    "nscale": "#b8e186",
+    "coreweave": "#00b4d8",
+    "nebius": "#a6a630",
+    "lambda": "#7f5539",
+    "crusoe": "#f0509c",
+    "nscale": "#5cb82e",
     # labs
-    "openai": "#d73027",
-    "anthropic": "#f46d43",
-    "xai": "#7f0000",
-    "google_deepmind": "#fdae61",
-    "meta_ai": "#e7298a",
+    "openai": "#b8860b",
+    "anthropic": "#e8896b",
+    "xai": "#d633d6",
+    "google_deepmind": "#4a4af0",
+    "meta_ai": "#9b2f8f",
     # everyone else
-    "rest_of_market": "#969696",
+    "rest_of_market": "#9a9a9a",
 }
 
 SYSTEM_COLORS: dict[str, str] = {
@@ -44,6 +52,11 @@ SYSTEM_COLORS: dict[str, str] = {
     "rubin_ultra_nvl144": "#d94801",
     "feynman": "#756bb1",
 }
+
+# For figures that need a pair meaning "raises" / "lowers" (not agents): a blue and a red that differ for readers
+# with red-green colour blindness too.
+POSITIVE_COLOR = "#1f6fd1"
+NEGATIVE_COLOR = "#d9262b"
 
 _FALLBACK = ("#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f7f", "#9467bd", "#ff7f0e", "#2ca02c")
 

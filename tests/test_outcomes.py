@@ -102,6 +102,25 @@ def test_totals_count_the_aggregate_and_the_largest_cluster_is_a_named_one():
     assert k["share"].to_dict() == pytest.approx({"hyperscaler": 0.25, "lab": 0.1, "other": 0.65})
 
 
+def test_records_name_the_holder_of_each_largest_cluster_and_the_fastest_run():
+    extra = {"zeta": (40.0, 60.0, 30.0), "alpha": (55.0, 60.0, float("nan")), "rest_of_market": (99.0, 99.0, 1.0)}
+    a = AGENTS.assign(largest_cluster_h100e=AGENTS["agent"].map({k: v[0] for k, v in extra.items()}),
+                      largest_cluster_mw=AGENTS["agent"].map({k: v[1] for k, v in extra.items()}),
+                      frontier_run_days=AGENTS["agent"].map({k: v[2] for k, v in extra.items()}))
+    got = O.records(a, at="end").set_index("measure")
+    assert set(got["date"]) == {month("2025-06")}
+    assert got["agent"].to_dict() == {"largest_cluster_gpus": "zeta", "largest_cluster_h100e": "alpha",
+                                      "largest_cluster_mw": "alpha",  # a tie at 60 MW: name order
+                                      "frontier_run_days": "zeta"}  # the aggregate's 1 day is no one's run
+    assert got["value"].to_dict() == {"largest_cluster_gpus": 3000.0, "largest_cluster_h100e": 55.0,
+                                      "largest_cluster_mw": 60.0, "frontier_run_days": 30.0}
+    both = O.records(AGENTS, at="all")  # only the columns present; no run fits yet: no fastest-run row
+    assert both[["date", "measure", "agent"]].values.tolist() == [[month("2024-12"), "largest_cluster_gpus", "alpha"],
+                                                                  [month("2025-06"), "largest_cluster_gpus", "zeta"]]
+    runs = O.records(pd.concat([AGENTS.assign(run=0), AGENTS.assign(run=1, largest_cluster_gpus=7)]), at="end")
+    assert runs[["run", "agent", "value"]].values.tolist() == [[0, "zeta", 3000.0], [1, "alpha", 7.0]]
+
+
 def test_year_ends_are_each_december_and_the_last_month():
     rows = [(f"{y}-{m:02d}", "a", "lab", 1) for y in (2024, 2025) for m in range(1, 13) if (y, m) <= (2025, 7)]
     s = O.standings(agents_table(rows), at="year_ends")

@@ -11,9 +11,10 @@ from model.cli.args import EXIT_ERROR, RAW, positive_int, seed
 def register(sub) -> None:
     v = sub.add_parser("viz", help="explore a scenario live in the browser (Mesa SolaraViz)",
                        description="Start the browser app on localhost: step, play and reset the race month by "
-                       "month, move the scenario knobs (Vera Rubin delay, supply growth, capex per kind, power lead "
-                       "time, seed) and watch compute, clusters, NVIDIA revenue, rental prices and events. Works "
-                       "offline. Sliders take effect on Reset. Ctrl-C stops the server.",
+                       "month, choose a scenario and move its knobs (Vera Rubin delay, supply growth, capex per "
+                       "kind, power lead time, seed), and watch the scoreboard of firsts, compute and shares, "
+                       "clusters, NVIDIA revenue and backlog, rental prices and events. Works offline. Apply runs "
+                       "the settings shown; Reset replays the current run. Ctrl-C stops the server.",
                        epilog="Examples:\n  airace viz\n  airace viz scenarios/baseline.toml --port 8766\n  "
                        "airace viz scenarios/baseline.toml --host 0.0.0.0 --seed 3",
                        formatter_class=RAW)

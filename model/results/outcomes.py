@@ -131,6 +131,36 @@ def totals(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
     return out.reset_index()
 
 
+RECORD_MEASURES: dict[str, bool] = {  # measure -> True when the largest value holds the record
+    "largest_cluster_gpus": True, "largest_cluster_h100e": True, "largest_cluster_mw": True,
+    "frontier_run_days": False,
+}
+
+
+def records(agents: pd.DataFrame, at: At = "end") -> pd.DataFrame:
+    """Per run, date and measure: the named agent that holds the record and its value. Measures are the largest
+    cluster by GPUs, by H100e and by MW (those of the columns present) and the fewest days for the reference
+    frontier run (`frontier_run_days`); ties: name order; a measure no named agent has a value for (no cluster fits
+    the run yet) has no row. Returns run keys, date, measure, agent, value."""
+    a = _with_run(agents)
+    keys = run_keys(a)
+    a = a[_at_mask(a, keys, at) & is_named(a["kind"])]
+    rows = []
+    for measure, largest in RECORD_MEASURES.items():
+        if measure not in a.columns:
+            continue
+        have = a[a[measure].notna()].sort_values([*keys, "date", measure, "agent"],
+                                                 ascending=[True] * (len(keys) + 1) + [not largest, True],
+                                                 kind="stable")
+        best = have.drop_duplicates([*keys, "date"], keep="first")
+        rows.append(pd.DataFrame({**{k: best[k] for k in keys}, "date": best["date"], "measure": measure,
+                                  "agent": best["agent"], "value": best[measure].astype(float)}))
+    cols = [*keys, "date", "measure", "agent", "value"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(rows, ignore_index=True).sort_values([*keys, "date"], kind="stable")[cols].reset_index(drop=True)
+
+
 def kind_shares(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
     """Per run, date and agent kind: the kind's H100e and its share of all H100e (the aggregate is kind `other`)."""
     a = _with_run(agents)

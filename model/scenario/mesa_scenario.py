@@ -72,11 +72,12 @@ class MarketScenario(Scenario):
 KNOB_NEUTRAL: dict[str, float] = {knob: 0 if knob == "vr_delay_months" else 1.0 for knob in KNOBS}
 
 
-def knob_value(params: dict[str, Any], knob: str) -> Any:
-    """The value a knob has in a parameter tree (for slider defaults); its neutral value where the tree is silent."""
-    node: Any = params
+def knob_value(scenario: ScenarioParams, knob: str) -> float:
+    """The value a knob has in a validated scenario (for slider defaults, and to read back what a run uses); its
+    neutral value where the scenario does not set the knob's path."""
+    node: Any = scenario
     for part in KNOBS[knob].split("."):
-        if not isinstance(node, dict) or part not in node:
+        node = node.get(part) if isinstance(node, dict) else getattr(node, part, None)
+        if node is None:
             return KNOB_NEUTRAL[knob]
-        node = node[part]
-    return node
+    return float(node)

@@ -1,296 +1,178 @@
-"""The app's matplotlib charts, each a figure built once per model and updated in place as the model steps.
+"""The app's charts as plotly.js figures (plain dicts: `data` traces and `layout`), drawn in the browser.
 
-Rebuilding a figure every month costs more than drawing it (new axes and tick objects, text layout that cannot be
-cached across renderers), so each `LiveChart` keeps its figure, canvas and artists and only swaps the data: lines get
-`set_data`, stacked areas are re-stacked, bars change width. A chart draws at most once per simulated month (the PNG is
-cached), however often the page re-renders. Charts are small (576 x 360 px), drawn on a fixed time axis (the
-scenario's start to end) so lines grow to the right as the race runs, and use the shared palette (`model.palette`) so
-an agent or a system has one colour everywhere. No pyplot: figures are plain `Figure` objects, safe in a server.
+No plotly Python objects: building and validating `plotly.graph_objects` figures costs more per month than the
+model's step, and `solara.FigurePlotly` re-sends every trace through the widget protocol (see the README's browser
+app section for the measurements). A figure here is JSON that `plotly_chart.vue` hands to `Plotly.react`.
+
+Every chart reads a `Snapshot` (the run so far) and, for the "compare with baseline" overlay, the baseline run's
+snapshot cut to the same month: its lines are drawn faint and dotted behind the current run, in the same colour,
+toggled with the same legend entry. Traces carry catalog and agent names, the unit in every hover label, and a
+stable `uid`, so legend toggles survive the monthly updates (`uirevision`). Only series with data are drawn, and
+the time axis spans the months simulated so far.
 """
 
 from __future__ import annotations
 
-import io
-import threading
-import weakref
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
-import matplotlib.dates as mdates
 import numpy as np
-import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from model.palette import agent_color, system_color
-from model.viz import data
 from model.viz.data import Snapshot
+from model.viz.names import agent_label, system_label
 
-FIGSIZE_IN = (6.4, 4.0)
-DPI = 90
-NVIDIA_GREEN = "#76b900"
-_LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 6.5, "frameon": False,
-           "borderaxespad": 0.0, "handlelength": 1.5}
+BASELINE_OPACITY = 0.45
 
 
-def _short(x: float, _pos=None) -> str:
-    """1.2k, 3M, 40: plain-text tick labels (mathtext labels cost more than the rest of a chart to draw)."""
-    for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:g}{suffix}"
-    return f"{x:g}"
+@dataclass(frozen=True)
+class Chart:
+    """One chart: its title, what its y axis holds, whether a log/linear switch matters, and how it is built."""
+
+    name: str
+    title: str
+    unit: str
+    build: Callable[[Snapshot, Snapshot | None], list[dict]]
+    log: bool = False  # log scale by default
+    log_switch: bool = False
+    stacked: bool = False
+    percent: bool = False
 
 
-def _millions(x: float, _pos=None) -> str:
-    return f"{x / 1e6:g}"
+def _clean(values: np.ndarray, decimals: int) -> list:
+    """Finite values rounded (smaller JSON), NaN for the gaps (written as null)."""
+    arr = np.asarray(values, dtype=float)
+    return np.round(np.where(np.isfinite(arr), arr, np.nan), decimals).tolist()
 
 
-def _x(index: pd.DatetimeIndex) -> np.ndarray:
-    return mdates.date2num(index.to_pydatetime()) if len(index) else np.empty(0)
+def _has_data(column: np.ndarray) -> bool:
+    finite = column[np.isfinite(column)]
+    return bool(finite.size) and bool((finite > 0).any())
 
 
-class LiveChart:
-    """A figure with a fixed layout whose data is replaced each month; `png(snap)` draws it for that month."""
-
-    title = ""
-    nrows = 1
-    right = 0.74  # room for a legend on the right
-
-    def __init__(self, snap: Snapshot):
-        self.fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
-        FigureCanvasAgg(self.fig)
-        self.axes = list(self.fig.subplots(self.nrows, 1, sharex=True, squeeze=False)[:, 0])
-        self.fig.subplots_adjust(left=0.12, right=self.right, top=0.9, bottom=0.11, hspace=0.15)
-        self.axes[0].set_title(self.title, fontsize=10)
-        self._waiting = self.axes[0].text(0.5, 0.5, f"starts {snap.start_month}: press Step or \u25b6",
-                                          transform=self.axes[0].transAxes, ha="center", va="center",
-                                          fontsize=10, color="#666666")
-        self._legend_keys: dict[int, tuple[str, ...]] = {}
-        self.months_done = -1
-        self._png = b""
-        self._lock = threading.Lock()
-        self.setup(snap)
-
-    def setup(self, snap: Snapshot) -> None:
-        """Axes, labels and limits that do not change with the data."""
-
-    def update(self, snap: Snapshot) -> None:
-        """Replace the data with the snapshot's (called only once the model has stepped)."""
-
-    def time_axis(self, ax, snap: Snapshot) -> None:
-        ax.set_xlim(_x(pd.DatetimeIndex([data.month_timestamp(snap.start_month),
-                                         data.month_timestamp(snap.end_month)])))
-        ax.xaxis.set_major_locator(mdates.YearLocator())
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y"))
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.3, linewidth=0.5)
-
-    def legend(self, ax, keys: list[str], color) -> None:
-        """(Re)build the legend only when the set of series changes; proxies keep it cheap."""
-        if self._legend_keys.get(id(ax)) == tuple(keys):
-            return
-        self._legend_keys[id(ax)] = tuple(keys)
-        ax.legend([Patch(color=color(k)) for k in keys], keys, **_LEGEND)
-
-    def png(self, snap: Snapshot) -> bytes:
-        """The chart for this snapshot as PNG bytes (drawn once per month)."""
-        with self._lock:
-            if snap.months_done != self.months_done or not self._png:
-                if snap.started:
-                    self._waiting.set_visible(False)
-                    self.update(snap)
-                self.months_done = snap.months_done
-                buf = io.BytesIO()
-                self.fig.savefig(buf, format="png", dpi=DPI)
-                self._png = buf.getvalue()
-            return self._png
+def _line(x: list[str], y: np.ndarray, key: str, name: str, color: str, hover: str, decimals: int,
+          baseline: bool = False, stack: bool = False) -> dict:
+    trace = {
+        "type": "scatter", "mode": "lines", "x": x, "y": _clean(y, decimals), "name": name, "uid": key,
+        "legendgroup": key, "line": {"color": color, "width": 1.7},
+        "hovertemplate": f"%{{fullData.name}}: {hover}<extra></extra>",
+    }
+    if stack:
+        trace.update(stackgroup="stack", line={"color": color, "width": 0.5}, fillcolor=color)
+    if baseline:
+        trace.update(name=f"baseline \u00b7 {name}", uid=f"baseline-{key}", showlegend=False, opacity=BASELINE_OPACITY,
+                     line={"color": color, "width": 1.4, "dash": "dot"})
+    return trace
 
 
-class _LinesChart(LiveChart):
-    """One line per series (agents or systems); log or linear y, limits from the data."""
+def _per_agent(column: str, hover: str, decimals: int) -> Callable[[Snapshot, Snapshot | None], list[dict]]:
+    """One line per agent with data (kind order); the baseline's agents behind, faint."""
 
-    ylabel = ""
-    log = False
+    def build(snap: Snapshot, base: Snapshot | None) -> list[dict]:
+        traces = []
+        for run, is_base in ((base, True), (snap, False)):
+            if run is None or not run.months_done:
+                continue
+            values = run.per_agent[column]
+            for j, agent in enumerate(run.agent_names):
+                if _has_data(values[:, j]):
+                    traces.append(_line(run.dates, values[:, j], agent, agent_label(agent), agent_color(agent), hover,
+                                        decimals, baseline=is_base))
+        return traces
 
-    def setup(self, snap: Snapshot) -> None:
-        ax = self.axes[0]
-        self.time_axis(ax, snap)
-        ax.set_ylabel(self.ylabel, fontsize=8)
-        self.lines: dict[str, object] = {}
-        if self.log:
-            ax.set_yscale("log")
-            ax.yaxis.set_major_locator(LogLocator(base=10, numticks=8))
-            ax.yaxis.set_major_formatter(FuncFormatter(_short))
-            ax.yaxis.set_minor_locator(NullLocator())
+    return build
 
-    def series(self, snap: Snapshot) -> pd.DataFrame:
-        raise NotImplementedError
 
-    def color(self, key: str) -> str:
-        raise NotImplementedError
+def _per_system(attribute: str, hover: str, decimals: int, stack: bool,
+                scale: float = 1.0) -> Callable[[Snapshot, Snapshot | None], list[dict]]:
+    """One series per system with data (catalog order); stacked charts get the baseline's total as one faint line,
+    line charts the baseline's systems."""
 
-    def update(self, snap: Snapshot) -> None:
-        ax = self.axes[0]
-        wide = self.series(snap)
-        x = _x(wide.index)
-        for key in wide.columns:
-            y = wide[key].to_numpy(dtype=float)
-            if key not in self.lines:
-                if not np.isfinite(y).any():
-                    continue
-                (self.lines[key],) = ax.plot([], [], color=self.color(key), linewidth=1.3, label=key)
-            self.lines[key].set_data(x, y)
-        self.legend(ax, [k for k in wide.columns if k in self.lines], self.color)
-        values = wide.to_numpy(dtype=float)
-        values = values[np.isfinite(values) & (values > 0)] if self.log else values[np.isfinite(values)]
-        if values.size:
-            lo, hi = float(values.min()), float(values.max())
-            if self.log:
-                ax.set_ylim(lo / 1.6, hi * 1.6)
+    def build(snap: Snapshot, base: Snapshot | None) -> list[dict]:
+        traces = []
+        if base is not None and base.months_done:
+            values = getattr(base, attribute) * scale
+            if stack:
+                total = np.nansum(values, axis=1)
+                traces.append(_line(base.dates, total, "total", "all systems", "#888888", hover, decimals,
+                                    baseline=True))
             else:
-                ax.set_ylim(0, hi * 1.08 if hi > 0 else 1.0)
+                traces += [_line(base.dates, values[:, i], k, system_label(k), system_color(k), hover, decimals,
+                                 baseline=True) for i, k in enumerate(base.systems) if _has_data(values[:, i])]
+        if snap.months_done:
+            values = getattr(snap, attribute) * scale
+            traces += [_line(snap.dates, values[:, i], k, system_label(k), system_color(k), hover, decimals,
+                             stack=stack) for i, k in enumerate(snap.systems) if _has_data(values[:, i])]
+        return traces
+
+    return build
 
 
-class H100eChart(_LinesChart):
-    title = "Compute online by agent"
-    ylabel = "H100-equivalents (log)"
-    log = True
-
-    def series(self, snap: Snapshot) -> pd.DataFrame:
-        return data.h100e_by_agent(snap.agents)
-
-    def color(self, key: str) -> str:
-        return agent_color(key)
+def _shares(snap: Snapshot, base: Snapshot | None) -> list[dict]:
+    """Each agent's share of all H100e (the rest of the market included), stacked to 100%."""
+    if not snap.months_done:
+        return []
+    return [_line(snap.dates, snap.share[:, j] * 100, a, agent_label(a), agent_color(a), "%{y:.1f}% of all H100e", 2,
+                  stack=True)
+            for j, a in enumerate(snap.agent_names) if _has_data(snap.share[:, j])]
 
 
-class FrontierDaysChart(_LinesChart):
-    title = "Days to train the reference frontier run"
-    ylabel = "days on largest cluster (log)"
-    log = True
-
-    def series(self, snap: Snapshot) -> pd.DataFrame:
-        return data.frontier_days_by_agent(snap.agents)
-
-    def color(self, key: str) -> str:
-        return agent_color(key)
+def _revenue(snap: Snapshot, base: Snapshot | None) -> list[dict]:
+    traces = []
+    for run, is_base in ((base, True), (snap, False)):
+        if run is not None and run.months_done:
+            traces.append(_line(run.dates, run.revenue_usd / 1e9, "nvidia", "NVIDIA revenue", "#76b900",
+                                "$%{y:.1f} B in the month", 3, baseline=is_base))
+    return traces
 
 
-class RentalChart(_LinesChart):
-    title = "Rental price by system"
-    ylabel = "USD per GPU-hour"
-
-    def series(self, snap: Snapshot) -> pd.DataFrame:
-        return data.rental_by_system(snap.market)
-
-    def color(self, key: str) -> str:
-        return system_color(key)
-
-
-def _restack(ax, old: list, wide: pd.DataFrame) -> tuple[list, list[str]]:
-    """Replace a stacked area (PolyCollections) with the data's; returns the new collections and their keys."""
-    for coll in old:
-        coll.remove()
-    keys = [k for k in wide.columns if wide[k].fillna(0.0).any()]
-    if not keys:
-        return [], []
-    colls = ax.stackplot(_x(wide.index), wide[keys].fillna(0.0).to_numpy().T,
-                         colors=[system_color(k) for k in keys], linewidth=0)
-    total = float(wide[keys].fillna(0.0).sum(axis=1).max())
-    ax.set_ylim(0, total * 1.08 if total > 0 else 1.0)
-    return list(colls), keys
+CHARTS: dict[str, Chart] = {c.name: c for c in (
+    Chart("compute", "Compute online by agent", "H100-equivalents",
+          _per_agent("h100e", "%{y:,.3~s} H100e", 0), log=True, log_switch=True),
+    Chart("shares", "Share of all compute", "% of H100e online (rest of market included)", _shares, stacked=True,
+          percent=True),
+    Chart("gpus_by_system", "GPUs online by system", "GPUs, all agents",
+          _per_system("gpus_by_system", "%{y:,.3~s} GPUs", 0, stack=True), stacked=True, log_switch=False),
+    Chart("largest_cluster", "Largest training cluster by agent", "GPUs in one cluster",
+          _per_agent("largest_cluster_gpus", "%{y:,.3~s} GPUs", 0), log=True, log_switch=True),
+    Chart("frontier_days", "Days to train the reference frontier run", "days on the best cluster the agent can reach",
+          _per_agent("frontier_run_days", "%{y:,.1f} days", 2), log=True, log_switch=True),
+    Chart("revenue", "NVIDIA revenue", "USD B per month", _revenue),
+    Chart("backlog", "NVIDIA order backlog", "GPUs ordered, not yet shipped",
+          _per_system("backlog_gpus", "%{y:,.3~s} GPUs", 0, stack=True), stacked=True),
+    Chart("rental", "Rental price by system", "USD per GPU-hour",
+          _per_system("rental", "$%{y:.2f} per GPU-hour", 3, stack=False)),
+)}
 
 
-class GpusBySystemChart(LiveChart):
-    title = "Installed GPUs by system (all agents)"
-
-    def setup(self, snap: Snapshot) -> None:
-        ax = self.axes[0]
-        self.time_axis(ax, snap)
-        ax.set_ylabel("GPUs online (millions)", fontsize=8)
-        ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-        self.stack: list = []
-        self.keys: list[str] = []
-
-    def update(self, snap: Snapshot) -> None:
-        self.stack, self.keys = _restack(self.axes[0], self.stack, data.gpus_by_system(snap.agents))
-        self.legend(self.axes[0], self.keys[::-1], system_color)  # newest generation on top, as stacked
-
-
-class LargestClusterChart(LiveChart):
-    title = "Largest cluster per agent"
-    right = 0.95
-
-    def setup(self, snap: Snapshot) -> None:
-        ax = self.axes[0]
-        self.fig.subplots_adjust(left=0.22, bottom=0.13)
-        ax.set_xlabel("GPUs in one cluster (thousands)", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(axis="x", alpha=0.3, linewidth=0.5)
-        self.bars: dict[str, object] = {}
-
-    def update(self, snap: Snapshot) -> None:
-        ax = self.axes[0]
-        sizes = data.largest_cluster_now(snap.agents).fillna(0.0) / 1e3
-        if list(sizes.index) != list(self.bars):
-            for bar in self.bars.values():
-                bar.remove()
-            y = np.arange(len(sizes))[::-1]
-            rects = ax.barh(y, sizes.to_numpy(), color=[agent_color(a) for a in sizes.index], height=0.75)
-            self.bars = dict(zip(sizes.index, rects, strict=True))
-            ax.set_yticks(y, list(sizes.index))
-            ax.set_ylim(-0.6, len(sizes) - 0.4)
-        for agent, width in sizes.items():
-            self.bars[agent].set_width(float(width))
-        ax.set_xlim(0, max(float(sizes.max()) * 1.08, 1.0))
-        ax.set_title(f"{self.title}, {snap.month}", fontsize=10)
+def figure(name: str, snap: Snapshot, base: Snapshot | None = None) -> dict:
+    """Chart `name` for the run so far (and the baseline run cut to the same month) as a plotly.js figure."""
+    chart = CHARTS[name]
+    if base is not None:
+        base = base.truncated(snap.months_done)
+    traces = chart.build(snap, base)
+    layout = {
+        "margin": {"l": 52, "r": 6, "t": 26, "b": 30},  # t: room for plotly's tool bar above the legend
+        "xaxis": {"type": "date", "hoverformat": "%Y-%m", "tickformat": "%Y", "dtick": "M12",
+                  "showspikes": False},
+        "yaxis": {"type": "log" if chart.log else "linear", "tickformat": "~s",  # no automargin: a second pass
+                  "rangemode": "tozero", "ticksuffix": "%" if chart.percent else ""},
+        "legend": {"font": {"size": 10}, "itemsizing": "constant", "tracegroupgap": 1,
+                   "traceorder": "reversed" if chart.stacked else "normal"},
+        "hovermode": "x unified", "hoverlabel": {"font": {"size": 11}},
+        "uirevision": name, "showlegend": True,
+        "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    if chart.percent:
+        layout["yaxis"].update(range=[0, 100], tickformat="d")
+    if not traces:
+        layout.update(xaxis={"visible": False}, yaxis={"visible": False}, showlegend=False, annotations=[{
+            "text": f"starts {snap.start_month}: press Step or \u25b6" if not snap.started else "nothing yet",
+            "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5, "font": {"size": 13}}])
+    return {"month": snap.month if snap.started else "", "data": traces, "layout": layout}
 
 
-class RevenueBacklogChart(LiveChart):
-    title = "NVIDIA: monthly revenue and order backlog"
-    nrows = 2
-
-    def setup(self, snap: Snapshot) -> None:
-        top, bottom = self.axes
-        for ax in self.axes:
-            self.time_axis(ax, snap)
-        top.set_ylabel("revenue\n(USD B / month)", fontsize=8)
-        bottom.set_ylabel("backlog\n(systems)", fontsize=8)
-        bottom.yaxis.set_major_formatter(FuncFormatter(_short))
-        (self.revenue,) = top.plot([], [], color=NVIDIA_GREEN, linewidth=1.6)
-        top.legend([self.revenue], ["revenue"], **_LEGEND)
-        self.stack: list = []
-
-    def update(self, snap: Snapshot) -> None:
-        top, bottom = self.axes
-        revenue = data.nvidia_revenue_usd(snap.market) / 1e9
-        self.revenue.set_data(_x(revenue.index), revenue.to_numpy())
-        top.set_ylim(0, max(float(revenue.max()) * 1.1, 1.0))
-        self.stack, keys = _restack(bottom, self.stack, data.backlog_units_by_system(snap.market))
-        self.legend(bottom, keys[::-1], system_color)
-
-
-CHARTS: dict[str, type[LiveChart]] = {
-    "h100e": H100eChart,
-    "gpus_by_system": GpusBySystemChart,
-    "largest_cluster": LargestClusterChart,
-    "frontier_days": FrontierDaysChart,
-    "revenue_backlog": RevenueBacklogChart,
-    "rental": RentalChart,
-}
-
-_LIVE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_LIVE_LOCK = threading.Lock()
-
-
-def live_chart(model, name: str) -> LiveChart:
-    """The model's chart `name`, created on first use and kept as long as the model lives (a reset = a new model)."""
-    with _LIVE_LOCK:
-        per_model = _LIVE.setdefault(model, {})
-        if name not in per_model:
-            per_model[name] = CHARTS[name](data.cached_snapshot(model))
-        return per_model[name]
-
-
-def chart_png(model, name: str) -> bytes:
-    """The chart `name` for the model's current month, as PNG bytes."""
-    return live_chart(model, name).png(data.cached_snapshot(model))
+def figure_json(name: str, snap: Snapshot, base: Snapshot | None = None) -> str:
+    """`figure` as strict JSON (gaps as null), what the browser component parses."""
+    return json.dumps(figure(name, snap, base), separators=(",", ":")).replace("NaN", "null")

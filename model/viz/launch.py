@@ -16,14 +16,14 @@ import sys
 from pathlib import Path
 
 from model.errors import InputError
-from model.scenario import load_scenario_dict
+from model.scenario import load_scenario
 
 ENV_SCENARIO = "AIRACE_VIZ_SCENARIO"  # read by model.viz.controls in the server process
 ENV_SEED = "AIRACE_VIZ_SEED"
 APP_PATH = Path(__file__).with_name("app.py")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-VIZ_PACKAGES = ("solara", "solara_assets", "ipyvuetify", "altair")
+VIZ_PACKAGES = ("solara", "solara_assets", "ipyvuetify", "altair", "plotly")
 
 
 def missing_packages() -> list[str]:
@@ -69,7 +69,7 @@ def environment(scenario: str | Path, seed: int) -> dict[str, str]:
 
 def validate(scenario: str | Path, host: str, port: int) -> None:
     """Fail early, with one line, on a scenario that does not load or a port that is taken."""
-    load_scenario_dict(scenario)
+    load_scenario(scenario)
     if not 0 < port < 65536:
         raise InputError(f"--port: {port} is not a port number; expected 1-65535")
     check_port(host, port)
