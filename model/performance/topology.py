@@ -50,29 +50,29 @@ def _torus_shares(dims: tuple[int, ...], chips: int) -> tuple[float, float]:
     return ring, ring / hops
 
 
-def _per_group(s: System, ranks, region, which: int):
+def _per_group(s: System, ranks, stride, which: int):
     if s.scaleup_topology == "switched":
-        return 1.0
+        return 1.0  # before any array work: NVIDIA's systems pay nothing for this module
     if s.scaleup_topology == "full_mesh":
         links = max(s.nvlink_domain_gpus - 1, 1)
         return np.clip((np.asarray(ranks, dtype=float) - 1.0) / links, 1.0 / links, 1.0)
     dims = s.torus_dims
-    region = np.asarray(region, dtype=float)
+    region = np.asarray(ranks, dtype=float) * stride
     values, inverse = np.unique(np.maximum(region, 1.0), return_inverse=True)
     table = np.array([_torus_shares(dims, int(v))[which] for v in values])
     return table[inverse].reshape(region.shape)
 
 
-def ring_share(s: System, ranks, region=None):
+def ring_share(s: System, ranks, stride=1.0):
     """Share of the per-chip scale-up bandwidth a ring collective (all-reduce, reduce-scatter, all-gather) among
-    `ranks` chips spread over `region` chips (default: the ranks themselves) gets; arrays broadcast."""
-    return _per_group(s, ranks, ranks if region is None else region, 0)
+    `ranks` chips, `stride` apart (they span ranks x stride chips), gets; arrays broadcast."""
+    return _per_group(s, ranks, stride, 0)
 
 
-def all_to_all_share(s: System, ranks, region=None):
-    """Share of the per-chip scale-up bandwidth an all-to-all among `ranks` chips over `region` chips gets (on a
-    torus, divided by the mean hop distance its bytes travel)."""
-    return _per_group(s, ranks, ranks if region is None else region, 1)
+def all_to_all_share(s: System, ranks, stride=1.0):
+    """Share of the per-chip scale-up bandwidth an all-to-all among `ranks` chips `stride` apart gets (on a torus,
+    divided by the mean hop distance its bytes travel)."""
+    return _per_group(s, ranks, stride, 1)
 
 
 def p2p_share(s: System) -> float:

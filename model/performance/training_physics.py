@@ -156,7 +156,7 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
         dispatch_bytes = 1.0 if lowp else 2.0
         a2a_bytes = slots * h * (dispatch_bytes + 2.0 + 2.0 + 2.0)
         ep_in = np.minimum(ep, np.maximum(1.0, np.floor(domain / tp)))  # EP ranks inside one NVLink domain
-        t_a2a_raw = a2a_bytes * ((ep_in - 1) / ep / (nvl * all_to_all_share(s, ep_in, ep_in * tp))
+        t_a2a_raw = a2a_bytes * ((ep_in - 1) / ep / (nvl * all_to_all_share(s, ep_in, tp))
                                  + (ep - ep_in) / ep / nic)
         t_a2a = n_moe / L * np.minimum(1.0, (1 - p.ep_overlap) * moe) * t_a2a_raw
 
@@ -177,7 +177,7 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
     t_tp = (1 - p.tp_overlap) * 8 * (tp - 1) / tp * tok * h * 2 / (nvl * ring_share(s, tp))
     # Context parallel ring attention: K and V of the other ranks, fwd + bwd (x3), hidden behind attention.
     kv_dim = 2.0 * (w.kv_lora_rank + w.qk_rope_head_dim if w.uses_mla else w.kv_heads * w.head_dim_eff)
-    cp_bw = np.where(tp * cp <= domain, nvl * ring_share(s, cp, tp * cp), nic)
+    cp_bw = np.where(tp * cp <= domain, nvl * ring_share(s, cp, tp), nic)
     t_cp = np.maximum(0.0, 3 * (cp - 1) * tok * kv_dim * 2 / cp_bw - t_flash) * (cp > 1)
     t_layer = t_compute_layer + t_tp + t_cp + t_a2a
 
@@ -204,7 +204,7 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
     def hierarchical(bytes_gpu, group, stride):
         inside = np.minimum(group, np.maximum(1.0, np.floor(domain / stride)))
         outside = group / inside
-        t_bw = bytes_gpu * ((inside - 1) / inside / (nvl * ring_share(s, inside, inside * stride))
+        t_bw = bytes_gpu * ((inside - 1) / inside / (nvl * ring_share(s, inside, stride))
                             + (outside - 1) / outside / inside / nic)
         hops = 2 * np.log2(np.maximum(outside, 1.0)) if s.scaleout_in_network_reduction else outside - 1
         buckets = np.maximum(1.0, bytes_gpu / grad_bytes / DDP_BUCKET_PARAMS)
