@@ -196,3 +196,15 @@ def test_adding_other_vendors_to_the_catalog_changes_no_market_outcome():
     assert out["all"] == out["nvidia-only"]
     assert "gpus_online_tpu_v7" not in out["all"] and "gpus_online_hgx_h100" in out["all"]
     assert hashlib.sha256(out["all"].encode()).hexdigest()  # non-empty output
+
+
+def test_a_scenario_cannot_give_nvidia_buyers_or_nvidias_supplier_another_vendors_system():
+    """The scenario's system-keyed tables (starting fleets, NVIDIA's supplier tables) take NVIDIA's systems only, so a
+    TPU there is one line naming the field, not a traceback from the market."""
+    from model.scenario import load_scenario
+
+    baseline = ROOT / "scenarios" / "baseline.toml"
+    with pytest.raises(InputError, match=r"fleet_start\.tpu_v7: unknown"):
+        load_scenario(baseline, ["hyperscaler.microsoft.fleet_start.tpu_v7=640"])
+    with pytest.raises(InputError, match=r"delay_months\.mi450_helios: unknown"):
+        load_scenario(baseline, ["supplier.delay_months.mi450_helios=3"])
