@@ -1,8 +1,9 @@
 """Sourced non-NVIDIA reference data (issue 18): the TPU/Trainium/Instinct catalog, published runs, market facts.
 
-The catalog `docs/reference/vendors.csv` uses the long form of `model/hardware/data/systems.csv` and must pass the same
-row rules (checked with the catalog's own value parser), plus the vendor fields it adds. The checks below are
-properties a wrong row would break: ordering of dates, sparse >= dense, torus shape = ICI domain, MFU < 1.
+The fact sheet `docs/reference/vendors.csv` uses the long form of `model/hardware/data/systems.csv`; its systems are in
+the catalog, whose loader applies the row rules, so every value both files hold must agree (values of catalog fields are
+read back from the loaded catalog), plus the sheet's extra fields. The checks below are properties a wrong row would
+break: ordering of dates, sparse >= dense, torus shape = ICI domain, MFU < 1.
 """
 
 import csv
@@ -12,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from model.hardware import SYSTEM_KEYS as NVIDIA_KEYS
+from model.hardware import get_system
 from model.hardware.systems import (
     ALL_FIELDS,
     DATE_FIELDS,
     KINDS,
+    NVIDIA_SYSTEM_KEYS,
+    OTHER_VENDOR_SYSTEM_KEYS,
     PRECISIONS,
     REQUIRED_FIELDS,
-    _parse_value,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,19 +30,8 @@ RUNS_CSV = ROOT / "validation" / "vendor_runs.csv"
 FACTS_CSV = ROOT / "docs" / "reference" / "vendor_market_facts.csv"
 MARKET_FACTS_CSV = ROOT / "docs" / "reference" / "market_facts.csv"
 
-VENDOR_KEYS = (
-    "tpu_v5p",
-    "tpu_v6e",
-    "tpu_v7",
-    "trn2",
-    "trn2_ultraserver",
-    "trn3",
-    "mi300x",
-    "mi325x",
-    "mi355x",
-    "mi450_helios",
-)
-VENDORS = ("nvidia", "google", "aws", "amd")
+VENDOR_KEYS = OTHER_VENDOR_SYSTEM_KEYS
+CATALOG_VENDOR_NAMES = {"google": "Google", "aws": "AWS", "amd": "AMD"}
 TOPOLOGIES = ("switched", "torus2d", "torus3d", "full_mesh")
 EXTRA_REQUIRED = (
     "vendor",
@@ -77,14 +68,16 @@ def _read_vendors() -> dict[str, dict[str, dict[str, str]]]:
 
 
 def _parsed(table) -> dict[str, dict[str, object]]:
-    """Values parsed with the NVIDIA catalog's own parser for its fields, and by type for the vendor fields."""
+    """Values of catalog fields as the loaded catalog holds them (its loader checked the row rules), and by type
+    for the sheet's extra fields."""
     out: dict[str, dict[str, object]] = {}
     for system, fields in table.items():
         values: dict[str, object] = {}
+        catalog = get_system(system)
         for name, row in fields.items():
             raw = row["value"].strip()
             if name in ALL_FIELDS:
-                values[name] = _parse_value(VENDORS_CSV, int(row["line"]), system, name, raw)
+                values[name] = getattr(catalog, name)
             elif name in EXTRA_INT:
                 values[name] = int(raw)
             elif name in EXTRA_FLOAT:
@@ -115,10 +108,8 @@ def test_every_vendor_value_is_sourced_with_a_valid_kind():
 def test_catalog_rules_hold_for_every_vendor_system(vendors):
     """The rules load_systems applies to NVIDIA rows: required fields, dates in order, positive numbers, prices."""
     for system, values in vendors.items():
-        # the two fields the second-generation performance model added after this sheet was gathered; issue 18
-        # fills them when the sheet joins the catalog
-        not_yet = {"attention_exp_tera_per_s", "scaleout_in_network_reduction"}
-        missing = [f for f in REQUIRED_FIELDS + EXTRA_REQUIRED if f not in values and f not in not_yet]
+        catalog_only = {"attention_exp_tera_per_s", "scaleout_in_network_reduction"}  # sourced in the catalog
+        missing = [f for f in REQUIRED_FIELDS + EXTRA_REQUIRED if f not in values and f not in catalog_only]
         assert not missing, f"{system}: missing {missing}"
         dates = [values[f] for f in DATE_FIELDS]
         assert dates == sorted(dates), f"{system}: announced <= first_shipment <= volume violated: {dates}"
@@ -126,14 +117,39 @@ def test_catalog_rules_hold_for_every_vendor_system(vendors):
         for name in EXTRA_INT + EXTRA_FLOAT:
             if name in values:
                 assert values[name] > 0, f"{system}.{name}"
-        assert values["vendor"] in VENDORS
-        assert values["vendor"] != "nvidia"  # the NVIDIA systems live in model/hardware/data/systems.csv
-        assert values["sold_to_others"] in ("true", "false")
+        assert values["vendor"] in CATALOG_VENDOR_NAMES.values()  # NVIDIA's systems are not in this sheet
+        assert isinstance(values["sold_to_others"], bool)
         assert values["scaleup_topology"] in TOPOLOGIES
 
 
 def test_vendor_keys_do_not_collide_with_nvidia_keys():
-    assert not set(VENDOR_KEYS) & set(NVIDIA_KEYS)
+    assert not set(VENDOR_KEYS) & set(NVIDIA_SYSTEM_KEYS)
+
+
+def test_the_catalog_holds_the_sheets_values_with_their_sources():
+    """Every value the sheet and the catalog both carry is the same value with the same source and kind."""
+    catalog_csv = ROOT / "model" / "hardware" / "data" / "systems.csv"
+    with catalog_csv.open(newline="", encoding="utf-8") as handle:
+        catalog = {(r["system"], r["field"]): r for r in csv.DictReader(handle)}
+    compared = 0
+    for system, fields in _read_vendors().items():
+        for name, row in fields.items():
+            if (system, name) not in catalog:
+                continue
+            got = catalog[(system, name)]
+            expected = row["value"]
+            if name == "vendor":
+                expected = CATALOG_VENDOR_NAMES[expected]
+            if name == "sold_to_others":
+                expected = {"true": "yes", "false": "no"}[expected]
+            assert (got["value"], got["kind"], got["source_url"]) == (expected, row["kind"], row["source_url"]), (
+                f"{system}.{name}")
+            compared += 1
+    assert compared >= 250
+    for system in VENDOR_KEYS:
+        s = get_system(system)
+        for name in ("attention_exp_tera_per_s", "scaleout_in_network_reduction"):
+            assert s.sources[name].url.startswith("https://"), f"{system}.{name}"
 
 
 def test_unreleased_rack_is_marked_as_projection():
@@ -152,10 +168,10 @@ def test_torus_shape_spans_the_scale_up_domain(vendors):
         torus = str(values["scaleup_topology"]).startswith("torus")
         assert ("torus_dims" in values) == torus, system
         if torus:
-            dims = str(values["torus_dims"])
-            assert DIMS.match(dims), f"{system}: torus_dims {dims!r}"
-            assert math.prod(int(d) for d in dims.split("x")) == values["nvlink_domain_gpus"], system
-            assert len(dims.split("x")) == (3 if values["scaleup_topology"] == "torus3d" else 2), system
+            dims = values["torus_dims"]
+            assert DIMS.match("x".join(map(str, dims))), f"{system}: torus_dims {dims!r}"
+            assert math.prod(dims) == values["nvlink_domain_gpus"], system
+            assert len(dims) == (3 if values["scaleup_topology"] == "torus3d" else 2), system
         assert values["nvlink_domain_gpus"] <= values["pod_max_chips"], system
         assert values["gpus_per_system"] <= values["pod_max_chips"], system
 
@@ -180,8 +196,9 @@ def test_system_memory_is_chips_times_hbm(vendors):
 
 def test_google_and_aws_chips_are_not_sold_to_others(vendors):
     for system, values in vendors.items():
-        expected = "true" if values["vendor"] == "amd" else "false"
-        assert values["sold_to_others"] == expected, system
+        assert values["sold_to_others"] == (values["vendor"] == "AMD"), system
+        assert get_system(system).sold_to_others == (values["vendor"] == "AMD"), system
+    assert all(get_system(k).sold_to_others and get_system(k).vendor == "NVIDIA" for k in NVIDIA_SYSTEM_KEYS)
 
 
 def test_headline_numbers_match_their_sources(vendors):
@@ -243,7 +260,7 @@ def test_vendor_runs_rows_are_complete(vendors):
         missing = [c for c in RUN_REQUIRED if not r[c].strip()]
         assert not missing, f"{where}: empty {missing}"
         assert r["system"] in VENDOR_KEYS, where
-        assert r["vendor"] == vendors[r["system"]]["vendor"], where
+        assert CATALOG_VENDOR_NAMES[r["vendor"]] == vendors[r["system"]]["vendor"], where
         assert r["source_type"] in SOURCE_TYPES, where
         assert r["scenario"] in SCENARIOS, where
         assert PARTIAL_DATE.match(r["date"]), f"{where}: date {r['date']!r}"
@@ -320,3 +337,59 @@ def test_vendor_market_facts_use_the_market_facts_columns_and_are_sourced():
     contracts = ("Anthropic <- Google", "Anthropic <- AWS", "OpenAI <- AMD", "OpenAI <- Broadcom")
     for needed in (*contracts, "TSMC CoWoS", "HBM"):
         assert needed in entities, needed
+
+
+# ---------------------------------------------------------------- data prepared for the market (issue 18 items 3-4)
+
+SUPPLY_CSV = ROOT / "docs" / "reference" / "accelerator_supply.csv"
+RAMPS_CSV = ROOT / "docs" / "reference" / "vendor_ramps.csv"
+CONTRACTS_CSV = ROOT / "docs" / "reference" / "vendor_contracts.csv"
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_chip_has_its_cowos_and_hbm_use_with_sources():
+    rows = _rows(SUPPLY_CSV)
+    have = {(r["system"], r["field"]): r for r in rows}
+    for r in rows:
+        assert r["kind"] in KINDS and r["source_url"].startswith("http"), (r["system"], r["field"])
+        get_system(r["system"])  # a catalog key
+    for system in VENDOR_KEYS:
+        for field in ("gpus_per_wafer", "hbm_stacks", "hbm_generation", "cowos_package"):
+            assert (system, field) in have, f"{system}.{field}"
+        assert int(have[(system, "gpus_per_wafer")]["value"]) > 0
+    for system in ("hgx_h100", "gb200_nvl72", "gb300_nvl72", "vr_nvl72"):  # NVIDIA's, as its supplier uses them
+        assert (system, "gpus_per_wafer") in have
+
+
+def test_vendor_ramps_are_sourced_quarters_whose_costs_match_the_catalog():
+    rows = _rows(RAMPS_CSV)
+    assert {r["vendor"] for r in rows} == {"Google", "AWS", "AMD"}
+    for r in rows:
+        assert r["source_url"].startswith("https://github.com/epoch-research/ai-chip-counts/"), r["chip"]
+        assert float(r["units_p05"]) <= float(r["units_median"]) <= float(r["units_p95"]), r["chip"]
+        assert r["quarter_start"] < r["quarter_end"]
+        if r["system"]:
+            assert get_system(r["system"]).vendor == r["vendor"], r["chip"]
+    # the catalog's low prices of captive chips are Epoch's cost per chip (docs/reference/vendors.md)
+    for chip, system in (("TPU v7", "tpu_v7"), ("TPU v6e", "tpu_v6e"), ("Trainium2", "trn2")):
+        quarter = next(r for r in rows if r["chip"] == chip and r["quarter_start"] == "2025-10-01")
+        per_chip = float(quarter["cost_usd_median"]) / float(quarter["units_median"])
+        s = get_system(system)
+        assert per_chip == pytest.approx(s.price_usd_low / s.gpus_per_system, rel=0.02), chip
+
+
+def test_the_announced_contracts_are_there_with_sources():
+    rows = _rows(CONTRACTS_CSV)
+    pairs = {(r["buyer"], r["seller"]) for r in rows}
+    for pair in (("Anthropic", "Google"), ("Anthropic", "AWS"), ("OpenAI", "AMD"), ("OpenAI", "Broadcom")):
+        assert pair in pairs, pair
+    for r in rows:
+        assert r["source_url"].startswith("https://"), r["contract"]
+        assert r["kind"] in ("reported", "guidance", "estimate"), r["contract"]
+        if r["system"]:
+            assert get_system(r["system"]).vendor in ("Google", "AWS", "AMD"), r["contract"]
+        assert PARTIAL_DATE.match(r["start"]), r["contract"]

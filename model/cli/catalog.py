@@ -11,8 +11,9 @@ from model.cli.args import EXIT_OK
 
 
 def register(sub) -> None:
-    p = sub.add_parser("catalog", help="list NVIDIA systems and workloads with their key figures",
-                       description="Systems (HGX H100 … Feynman) with per-GPU specs, dates and prices, and the "
+    p = sub.add_parser("catalog", help="list systems (every vendor) and workloads with their key figures",
+                       description="Systems (NVIDIA HGX H100 … Feynman, Google TPUs, AWS Trainium, AMD Instinct) "
+                       "with their vendor, per-chip specs, scale-up domain, dates and prices, and the "
                        "workload catalog. --json prints everything, with the source URL and kind of every value.")
     p.add_argument("--json", action="store_true", help="print the whole catalog as one JSON object")
     p.set_defaults(func=command)
@@ -36,18 +37,20 @@ def command(args: argparse.Namespace) -> int:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return EXIT_OK
-    header = (f"{'key':<19} {'status':<10} {'GPUs':>4} {'BF16 TF':>8} {'FP8 TF':>7} {'FP4 TF':>7} {'HBM GB':>6} "
-              f"{'TB/s':>5} {'NVL':>4} {'NVL GB/s':>8} {'NIC Gb/s':>8} {'kW':>6} {'price $M':>13} {'first':>7} "
-              f"{'volume':>7}")
-    print("NVIDIA systems (per-GPU dense peaks; sources: airace catalog --json)")
+    header = (f"{'key':<19} {'vendor':<6} {'status':<10} {'GPUs':>4} {'BF16 TF':>8} {'FP8 TF':>7} {'FP4 TF':>7} "
+              f"{'HBM GB':>6} {'TB/s':>5} {'NVL':>4} {'NVL GB/s':>8} {'NIC Gb/s':>8} {'kW':>6} {'price $M':>13} "
+              f"{'first':>7} {'volume':>7} {'scale-up':<9} {'sold':<4}")
+    print("Systems (per-GPU dense peaks; NVL = scale-up domain: NVLink, ICI, NeuronLink, Infinity Fabric, UALink; "
+          "sold: sold to others, else used and rented by its vendor; sources: airace catalog --json)")
     print(header)
     print("-" * len(header))
     for key, s in systems().items():
         fp4 = f"{s.fp4_dense_tflops:7.0f}" if s.fp4_dense_tflops else f"{'-':>7}"
         price = f"{s.price_usd_low / 1e6:.2f}-{s.price_usd_high / 1e6:.2f}"
-        print(f"{key:<19} {s.status:<10} {s.gpus_per_system:>4} {s.bf16_dense_tflops:>8.0f} {s.fp8_dense_tflops:>7.0f} "
-              f"{fp4} {s.hbm_gb:>6.0f} {s.hbm_tb_s:>5.1f} {s.nvlink_domain_gpus:>4} {s.nvlink_gb_s:>8.0f} "
-              f"{s.scaleout_gbit_s:>8.0f} {s.system_power_kw:>6.1f} {price:>13} {s.first_shipment:>7} {s.volume:>7}")
+        print(f"{key:<19} {s.vendor:<6} {s.status:<10} {s.gpus_per_system:>4} {s.bf16_dense_tflops:>8.0f} "
+              f"{s.fp8_dense_tflops:>7.0f} {fp4} {s.hbm_gb:>6.0f} {s.hbm_tb_s:>5.1f} {s.nvlink_domain_gpus:>4} "
+              f"{s.nvlink_gb_s:>8.0f} {s.scaleout_gbit_s:>8.0f} {s.system_power_kw:>6.1f} {price:>13} "
+              f"{s.first_shipment:>7} {s.volume:>7} {s.scaleup_topology:<9} {'yes' if s.sold_to_others else 'no'}")
     kinds = [src.kind for s in systems().values() for src in s.sources.values()]
     print(f"\n{len(kinds)} sourced values: " + ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds))))
     print("\nWorkloads (parameters computed from shape)")

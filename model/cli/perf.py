@@ -30,7 +30,8 @@ def register(sub) -> None:
     t.add_argument("--system", help="catalog key, e.g. gb300_nvl72")
     t.add_argument("--gpus", type=positive_int, help="GPUs in the job")
     t.add_argument("--workload", help="workload key, e.g. llama3.1-405b")
-    t.add_argument("--precision", choices=("bf16", "fp8", "nvfp4"), help="GEMM precision")
+    t.add_argument("--precision", choices=("bf16", "fp8", "nvfp4", "int8"),
+                   help="GEMM precision (int8: TPU-style quantised matmuls, where the catalog has an int8 peak)")
     t.add_argument("--seq-len", type=positive_int, help="sequence length in tokens")
     t.add_argument("--global-batch", type=positive_int, help="global batch in sequences")
     t.add_argument("--tokens", type=positive_float, help="tokens to train (gives time_to_train_s)")
@@ -88,18 +89,32 @@ def _print_result(result: dict, as_json: bool) -> None:
         print(f"{key:>28}: {value}")
 
 
+def _with_vendor(result: dict, system: str | None) -> dict:
+    """The result with `system` (the catalog key) and its `vendor` first, where the system is known."""
+    from model.hardware import systems
+
+    key = result.get("system") or system
+    known = systems().get(key) if isinstance(key, str) else None
+    if known is None:
+        return result
+    rest = {k: v for k, v in result.items() if k != "system"}
+    return {"system": key, "vendor": known.vendor, **rest}
+
+
 def _run_perf(args: argparse.Namespace, name: str, batch, required: tuple[str, ...], estimate) -> int:
     """Shared shape of `perf train` and `perf serve`: batch mode, required flags, one result."""
     if args.batch:
         for row in batch(args.batch):
-            print(json.dumps(row))
+            print(json.dumps(_with_vendor(row, None)))
         return EXIT_OK
     missing = [n for n in required if getattr(args, n) is None]
     if missing:
         raise InputError(f"perf {name}: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
                          + " (or give --batch FILE.csv)")
     result = estimate()
-    _print_result(result.to_dict(), args.json)
+    from model.hardware import get_system
+
+    _print_result(_with_vendor(result.to_dict(), get_system(args.system).key), args.json)
     return EXIT_OK if result.feasible else EXIT_ERROR
 
 

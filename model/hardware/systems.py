@@ -1,12 +1,15 @@
-"""NVIDIA systems (HGX H100 … Feynman) from `data/systems.csv`, where every value carries its source and kind.
+"""The systems of the catalog from `data/systems.csv`, where every value carries its source and kind: NVIDIA's (HGX
+H100 … Feynman), Google's TPUs, AWS's Trainium and AMD's Instinct, one schema for all, each with its `vendor`.
 
 The file is long-form (`system,field,value,kind,source_url,note`) so that each value has its own provenance and a
-bad row can be reported by line and field. It is loaded and validated once.
+bad row can be reported by line and field. It is loaded and validated once. Google's and AWS's chips are not sold
+to others (`sold_to_others`): their owners use and rent them, and others get them only under contract.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +21,7 @@ from model.errors import InputError
 
 DATA_FILE = Path(__file__).with_name("data") / "systems.csv"
 
-SYSTEM_KEYS = (
+NVIDIA_SYSTEM_KEYS = (
     "hgx_h100",
     "hgx_h200",
     "hgx_b200",
@@ -30,11 +33,30 @@ SYSTEM_KEYS = (
     "rubin_ultra_nvl144",
     "feynman",
 )
+OTHER_VENDOR_SYSTEM_KEYS = (
+    "tpu_v5p",
+    "tpu_v6e",
+    "tpu_v7",
+    "trn2",
+    "trn2_ultraserver",
+    "trn3",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "mi450_helios",
+)
+SYSTEM_KEYS = NVIDIA_SYSTEM_KEYS + OTHER_VENDOR_SYSTEM_KEYS
+"""Every system of the catalog, NVIDIA's first. What NVIDIA sells is `NVIDIA_SYSTEM_KEYS` (vendor "NVIDIA")."""
+VENDORS = ("NVIDIA", "Google", "AWS", "AMD")
+TOPOLOGIES = ("switched", "full_mesh", "torus2d", "torus3d")
+"""Scale-up fabric: a switch (NVLink, NeuronSwitch, UALink) gives every chip its whole bandwidth to any other; a full
+mesh (AMD Infinity Fabric, 8 GPUs) gives one link per peer; a torus (TPU ICI, Trainium2 NeuronLink) links each chip
+to its neighbours along each dimension, so collectives run as rings along dimensions."""
 KINDS = ("official", "estimate", "projection")
 STATUSES = ("shipping", "announced", "dropped", "projection")
 PRECISIONS = ("bf16", "fp8", "fp4")
 
-TEXT_FIELDS = ("name", "aliases", "status", "architecture")
+TEXT_FIELDS = ("name", "aliases", "status", "architecture", "vendor", "scaleup_topology")
 DATE_FIELDS = ("announced", "first_shipment", "volume")
 INT_FIELDS = ("gpus_per_system", "cpus_per_system", "nvlink_domain_gpus")
 FLOAT_FIELDS = (
@@ -52,12 +74,13 @@ FLOAT_FIELDS = (
     "price_usd_low",
     "price_usd_high",
 )
-FLAG_FIELDS = ("scaleout_in_network_reduction",)
-OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops")
+FLAG_FIELDS = ("scaleout_in_network_reduction", "sold_to_others")
+OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims")
 REQUIRED_FIELDS = TEXT_FIELDS + DATE_FIELDS + INT_FIELDS + FLOAT_FIELDS + FLAG_FIELDS
 NULLABLE_FIELDS = ("fp4_dense_tflops",)  # "NA": the precision is not supported (Hopper has no FP4)
 ALL_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_DIMS = re.compile(r"^\d+(x\d+){1,2}$")
 
 
 @dataclass(frozen=True)
@@ -71,14 +94,21 @@ class Source:
 
 @dataclass(frozen=True)
 class System:
-    """One purchasable NVIDIA system. Per-GPU figures are per package; FLOP/s are dense unless named sparse."""
+    """One purchasable or deployable system (a server, rack, UltraServer or TPU cube/pod). Per-GPU figures are per
+    package (a chip: a two-die Ironwood or Trainium is one); FLOP/s are dense unless named sparse. `nvlink_*` fields
+    describe the scale-up domain whatever its name (NVLink, ICI, NeuronLink, Infinity Fabric, UALink)."""
 
     key: str
     name: str
     aliases: tuple[str, ...]
     status: str
     architecture: str
-    """GPU architecture family (Hopper, Blackwell, Rubin, Feynman): GPUs of one family in one site train together."""
+    """GPU architecture family (Hopper, Blackwell, Rubin, Feynman, TPU v7, Trainium2, CDNA 3 ...): GPUs of one family
+    in one site train together."""
+    vendor: str
+    """Who designs it and sells or rents it: NVIDIA, Google, AWS or AMD."""
+    sold_to_others: bool
+    """False for Google's TPUs and AWS's Trainium: used and rented by their owner, supplied to others by contract."""
     gpus_per_system: int
     cpus_per_system: int
     bf16_dense_tflops: float
@@ -87,11 +117,17 @@ class System:
     bf16_sparse_tflops: float | None
     fp8_sparse_tflops: float | None
     fp4_sparse_tflops: float | None
+    int8_dense_tops: float | None
+    """Dense int8 tensor peak, where the catalog has it (TPU v5p/v6e: 2x BF16; TPU MLPerf GPT-3 runs used int8)."""
     hbm_gb: float
     hbm_tb_s: float
     fast_memory_tb: float
     nvlink_domain_gpus: int
     nvlink_gb_s: float
+    scaleup_topology: str
+    """How the scale-up domain is wired (TOPOLOGIES): switched, full_mesh, torus2d or torus3d."""
+    torus_dims: tuple[int, ...] | None
+    """A torus's shape over the whole scale-up domain (e.g. (16, 16, 24) for a TPU v5p slice); None if not a torus."""
     scaleout_gbit_s: float
     attention_exp_tera_per_s: float
     """Softmax exponentials per second (MUFU.EX2, in 1e12/s): the second roofline of attention next to the tensor
@@ -109,10 +145,12 @@ class System:
     sources: Mapping[str, Source] = field(repr=False, compare=False)
 
     def dense_tflops(self, precision: str) -> float | None:
-        """Dense tensor peak per GPU at `precision` (bf16, fp8, fp4/nvfp4); None if unsupported."""
-        key = "fp4" if precision == "nvfp4" else precision
+        """Dense tensor peak per GPU at `precision` (bf16, fp8, fp4/nvfp4/mxfp4, int8); None if unsupported."""
+        if precision == "int8":
+            return self.int8_dense_tops
+        key = "fp4" if precision in ("nvfp4", "mxfp4") else precision
         if key not in PRECISIONS:
-            raise ValueError(f"unknown precision {precision!r}; expected one of bf16, fp8, nvfp4")
+            raise ValueError(f"unknown precision {precision!r}; expected one of bf16, fp8, nvfp4, int8")
         return getattr(self, f"{key}_dense_tflops")
 
     @property
@@ -154,13 +192,18 @@ def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
     if name in TEXT_FIELDS:
         if not raw:
             raise _fail(path, line, system, name, "expected text, got an empty value")
-        if name == "status" and raw not in STATUSES:
-            raise _fail(path, line, system, name, f"expected one of {', '.join(STATUSES)}, got {raw!r}")
+        for choice_field, choices in (("status", STATUSES), ("vendor", VENDORS), ("scaleup_topology", TOPOLOGIES)):
+            if name == choice_field and raw not in choices:
+                raise _fail(path, line, system, name, f"expected one of {', '.join(choices)}, got {raw!r}")
         return tuple(a.strip() for a in raw.split(";") if a.strip()) if name == "aliases" else raw
     if name in FLAG_FIELDS:
         if raw not in ("yes", "no"):
             raise _fail(path, line, system, name, f"expected yes or no, got {raw!r}")
         return raw == "yes"
+    if name == "torus_dims":
+        if not _DIMS.match(raw):
+            raise _fail(path, line, system, name, f"expected dimensions such as 16x16x24, got {raw!r}")
+        return tuple(int(d) for d in raw.split("x"))
     if name in DATE_FIELDS:
         if not _DATE.match(raw):
             raise _fail(path, line, system, name, f"expected a month YYYY-MM, got {raw!r}")
@@ -227,6 +270,16 @@ def load_systems(path: Path | str = DATA_FILE) -> dict[str, System]:
             raise InputError(f"{path}: system {key!r}: expected announced <= first_shipment <= volume, got {dates}")
         if have["price_usd_low"] > have["price_usd_high"]:
             raise InputError(f"{path}: system {key!r}: price_usd_low exceeds price_usd_high")
+        torus = str(have["scaleup_topology"]).startswith("torus")
+        dims = have.get("torus_dims")
+        if torus != (dims is not None):
+            raise InputError(f"{path}: system {key!r}: torus_dims expected exactly when scaleup_topology is a torus, "
+                             f"got topology {have['scaleup_topology']!r} and torus_dims {dims!r}")
+        if dims is not None and (math.prod(dims) != have["nvlink_domain_gpus"]
+                                 or len(dims) != int(str(have["scaleup_topology"])[-2])):
+            raise InputError(f"{path}: system {key!r}: torus_dims {'x'.join(map(str, dims))} expected "
+                             f"{str(have['scaleup_topology'])[-2]} dimensions multiplying to nvlink_domain_gpus "
+                             f"{have['nvlink_domain_gpus']}")
         kwargs = {f: have.get(f) for f in ALL_FIELDS}
         catalog[key] = System(key=key, sources=MappingProxyType(sources[key]), **kwargs)
     return catalog

@@ -47,7 +47,7 @@ class MarketModel(Model):
         self.end: str = spec.end
         self.n_months = month_index(self.end, self.start) + 1
         self._years = [year_of(self.start, t) for t in range(self.n_months + 60)]  # plans look up to 5 years ahead
-        self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())
+        self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems() and systems()[k].vendor == "NVIDIA")
         points = spec.max_campus_mw
         self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
                                         list(points.values()))

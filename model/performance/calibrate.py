@@ -206,14 +206,18 @@ def training_errors(cases: list[dict], p: TrainParams) -> list[tuple[dict, float
     return out
 
 
-def subset_lines(rows: list[tuple[dict, float, float]], label: str) -> list[str]:
-    """Error statistics by subset: all, dense, MoE, each precision, each system."""
+def subset_lines(rows: list[tuple[dict, float, float]], label: str,
+                 keys: tuple[str, ...] = ("precision", "system")) -> list[str]:
+    """Error statistics by subset: all, dense, MoE, then each value of `keys` (precision, system; `vendor` is the
+    catalog's vendor of the row's system)."""
+    rows = [({**c, "vendor": get_system(c["system"]).vendor}, pred, e) for c, pred, e in rows]
+
     def pick(fn):
         return [abs(e) for c, _, e in rows if fn(c)]
 
     lines = [f"{label:34s} {'n':>4s} {'median':>8s} {'p90':>8s} {'worst':>8s}"]
     subsets = [("all", lambda c: True), ("dense", lambda c: not c["moe"]), ("MoE", lambda c: c["moe"])]
-    for key in ("precision", "system"):
+    for key in keys:
         values = sorted({c[key] for c, *_ in rows})
         subsets += [(f"{key} {x}", lambda c, key=key, x=x: c[key] == x) for x in values]
     for name, keep in subsets:
@@ -258,6 +262,16 @@ def report(train: TrainParams, serve: ServeParams, markdown: bool = False) -> st
     sections.append(("serving hold-out: GB200 InferenceX points (never fitted)",
                      subset_lines(serving_errors(val.curve_points(val.CURVES_HOLDOUT), serve),
                                   "tokens/s/GPU at interactivity")))
+    by_vendor = ("vendor", "precision", "system")
+    sections.append(("training hold-out: Google TPU and AMD Instinct runs (never fitted)",
+                     subset_lines(training_errors(val.vendor_training_cases(), train),
+                                  "model TFLOP/s per chip, |error|", by_vendor)))
+    sections.append(("serving hold-out: AMD Instinct in MLPerf Inference (never fitted)",
+                     subset_lines(serving_errors(val.vendor_inference_cases(), serve), "output tokens/s, |error|",
+                                  by_vendor)))
+    sections.append(("serving hold-out: AMD Instinct over an NVIDIA system of the same round (never fitted)",
+                     subset_lines(ratio_errors(val.serving_ratio_rows(val.VENDOR_SERVING_RATIOS), serve),
+                                  "per-GPU ratio, |error|", by_vendor)))
     text = []
     for title, lines in sections:
         if markdown:
@@ -270,6 +284,8 @@ def report(train: TrainParams, serve: ServeParams, markdown: bool = False) -> st
         else:
             text.append(f"\n== {title} ==")
             text.extend(lines)
+    text.append("\nNo published run with a stated setup exists for AWS Trainium2/Trainium3, TPU v7 Ironwood or AMD "
+                "MI450 (validation/README.md): they use the same global parameters, unvalidated.")
     return "\n".join(text)
 
 

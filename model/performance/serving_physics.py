@@ -15,7 +15,9 @@ Decode, one step for a batch of `b` sequences per stage (arrays broadcast over l
   dequantised into BF16 MMAs; FP8 in prefill with an FP8 KV cache), softmax exponentials at the special function
   units' rate): attention never runs at the FP4 peak;
 - communication: tensor-parallel all-reduces, expert dispatch (FP8) and combine (BF16) over NVLink or, beyond the
-  domain, the scale-out NIC, each with a launch latency;
+  domain, the scale-out NIC, each with a launch latency; inside the domain each gets the share of the scale-up
+  bandwidth its wiring allows (`topology`: a full mesh gives one link per peer, a torus rings along dimensions and
+  makes all-to-all bytes travel several hops);
 - fixed costs: per layer (launches, small ops), per MoE layer (routing, dispatch/combine kernel latency) and per
   step (scheduling, sampling, host synchronisation).
 Prefill, one request of `isl` tokens on an instance: GEMMs and causal attention (MLA uncompressed) at the same
@@ -31,6 +33,7 @@ import numpy as np
 from model.hardware.systems import System
 from model.hardware.workloads import Workload
 from model.performance.params import ServeParams
+from model.performance.topology import all_to_all_share, ring_share
 
 WEIGHT_BYTES = {"bf16": 2.0, "fp8": 1.0 + 1.0 / 128, "nvfp4": 0.5 + 1.0 / 16}  # FP8 block scales; NVFP4 FP8 scale/16
 KV_BYTES = {"bf16": 2.0, "fp8": 1.0, "nvfp4": 1.0}  # the KV cache stays FP8 with FP8 or FP4 weights
@@ -140,10 +143,10 @@ def decode_step(s: System, m: Model, precision: str, tp, pp, g, b, p: ServeParam
     exps = heads_gpu * m.ctx * seqs * layers
     t_attn = np.maximum(np.maximum(kv_bytes / hbm, att_flops / apeak), exps / exp_rate)
     # Communication.
-    allreduce = p.nvlink_latency_s + b * m.h * ACTIVATION_BYTES * 2 * (tp - 1) / tp / nvl
+    allreduce = p.nvlink_latency_s + b * m.h * ACTIVATION_BYTES * 2 * (tp - 1) / tp / (nvl * ring_share(s, tp))
     t_comm = np.where(tp > 1, 2 * layers * allreduce, 0.0)
     if m.w.is_moe:
-        link = np.where(gs <= s.nvlink_domain_gpus, nvl, nic)
+        link = np.where(gs <= s.nvlink_domain_gpus, nvl * all_to_all_share(s, gs), nic)
         alpha = np.where(gs <= s.nvlink_domain_gpus, p.nvlink_latency_s, p.scaleout_latency_s)
         a2a = slots / gs * imbalance * m.h * (DISPATCH_BYTES + ACTIVATION_BYTES) * (gs - 1) / gs / link
         t_comm = t_comm + np.where((gs > 1) & ~expert_tp,
@@ -175,10 +178,11 @@ def prefill_time(s: System, m: Model, precision: str, tp, pp, g, isl: float, p: 
     exps = m.heads * isl * isl / 2 * m.L
     t_attn = np.maximum(att_flops / (g * apeak), exps / (g * exp_rate))
     t_elem = p.nongemm_bytes * (m.h * 6 + m.inter * 2) * isl * m.L / (g * hbm)
-    t_comm = np.where(tp > 1, 2 * m.L * isl * m.h * ACTIVATION_BYTES * 2 * (tp - 1) / tp / nvl / pp, 0.0)
+    t_comm = np.where(tp > 1, 2 * m.L * isl * m.h * ACTIVATION_BYTES * 2 * (tp - 1) / tp / (nvl * ring_share(s, tp))
+                      / pp, 0.0)
     if m.w.is_moe:
         gs = g / pp
-        link = np.where(gs <= s.nvlink_domain_gpus, nvl, nic)
+        link = np.where(gs <= s.nvlink_domain_gpus, nvl * all_to_all_share(s, gs), nic)
         a2a = isl * m.k * imbalance * m.h * (DISPATCH_BYTES + ACTIVATION_BYTES) * (gs - 1) / gs / gs / link
         t_comm = t_comm + np.where((gs > 1) & ~expert_tp, a2a * m.moe_layers / pp * moe, 0.0)
     t_fixed = (m.L * p.layer_overhead_s * general + m.moe_layers * p.moe_layer_overhead_s * moe) / pp

@@ -26,7 +26,7 @@ from model.performance.params import HBM_RESERVED_GB, HBM_USABLE_FRACTION, Train
 from model.performance.training_layouts import candidates
 from model.performance.training_physics import memory_gb, state_gb, step_time
 
-PRECISIONS = ("bf16", "fp8", "nvfp4")
+PRECISIONS = ("bf16", "fp8", "nvfp4", "int8")  # int8: TPU MaxText AQT matmuls (the catalog's int8 peak)
 BREAKDOWN = ("gemm_s", "attention_s", "elementwise_s", "overhead_s", "recompute_s", "tp_comm_s", "cp_comm_s",
              "ep_comm_s", "pp_comm_s", "dp_comm_s", "bubble_s", "optimizer_s")
 
@@ -114,7 +114,7 @@ def estimate_uncached(s: System, w: Workload, precision: str, seq_len: int, glob
     """The search itself; `train_estimate` is the cached front door, this one takes any parameter set."""
     p = params or fitted()[0]
     if s.dense_tflops(precision) is None:
-        return TrainResult(False, f"{s.key} has no {precision} tensor cores")
+        return TrainResult(False, f"{s.key} has no {precision} peak in the catalog")
     cands = candidates(gpus, s.nvlink_domain_gpus, w.layers, w.heads, w.experts_routed, global_batch_seqs, seq_len)
     if not cands:
         return TrainResult(False, f"no parallel layout splits {gpus} GPUs and a batch of {global_batch_seqs} "

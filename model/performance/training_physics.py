@@ -9,6 +9,9 @@ Which ops run where and at which precision:
 - norms, activations, rotary, residuals, quantisation casts and MoE permutes are HBM-bandwidth bound;
 - every layer pays a fixed cost per microbatch (launches, synchronisation).
 Communication:
+- every collective inside the scale-up domain gets the share of the chip's scale-up bandwidth its wiring allows
+  (`topology`: all of it on a switch; one link per peer on a full mesh; rings along the dimensions it spans on a
+  torus, all-to-all further divided by the hops its bytes travel);
 - TP over NVLink (sequence parallel), partly hidden behind GEMMs;
 - expert all-to-all: dispatch in FP8 when the job trains in FP8/NVFP4 (BF16 otherwise), combine and both backward
   transfers in BF16, split between NVLink (ranks of the EP group inside the NVLink domain) and the scale-out NIC
@@ -29,6 +32,7 @@ import numpy as np
 from model.hardware.systems import System
 from model.hardware.workloads import Workload
 from model.performance.params import DDP_BUCKET_PARAMS, SCALEOUT_LATENCY_S, TrainParams
+from model.performance.topology import all_to_all_share, p2p_share, ring_share
 
 BYTES_PER_PARAM_STATIC = 2.0 + 4.0  # bf16 weights + fp32 main grads
 BYTES_PER_PARAM_OPTIMIZER = 12.0  # fp32 master weights + Adam m and v
@@ -36,7 +40,9 @@ GROUPED_GEMM_TILE = 128.0  # rows per tile of a grouped GEMM: each expert's toke
 
 
 def gemm_efficiency(params: TrainParams, precision: str) -> float:
-    return {"bf16": params.gemm_eff_bf16, "fp8": params.gemm_eff_fp8, "nvfp4": params.gemm_eff_fp4}[precision]
+    """int8 GEMMs (TPU MaxText AQT) are quantised like FP8 ones: the FP8 efficiency and cast costs apply."""
+    return {"bf16": params.gemm_eff_bf16, "fp8": params.gemm_eff_fp8, "int8": params.gemm_eff_fp8,
+            "nvfp4": params.gemm_eff_fp4}[precision]
 
 
 def memory_gb(s: System, w: Workload, seq_len: int, c: dict[str, np.ndarray], lowp: bool) -> np.ndarray:
@@ -150,7 +156,8 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
         dispatch_bytes = 1.0 if lowp else 2.0
         a2a_bytes = slots * h * (dispatch_bytes + 2.0 + 2.0 + 2.0)
         ep_in = np.minimum(ep, np.maximum(1.0, np.floor(domain / tp)))  # EP ranks inside one NVLink domain
-        t_a2a_raw = a2a_bytes * ((ep_in - 1) / ep / nvl + (ep - ep_in) / ep / nic)
+        t_a2a_raw = a2a_bytes * ((ep_in - 1) / ep / (nvl * all_to_all_share(s, ep_in, tp))
+                                 + (ep - ep_in) / ep / nic)
         t_a2a = n_moe / L * np.minimum(1.0, (1 - p.ep_overlap) * moe) * t_a2a_raw
 
     d_qk, d_v, heads = _attention_dims(w)
@@ -167,10 +174,10 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
     t_overhead = p.layer_overhead_s * general + n_moe / L * p.moe_layer_overhead_s * moe
     t_compute_layer = t_compute_layer * (1 + rc / 3.0) + t_overhead
     # Tensor parallel (sequence parallel): 4 all-gathers + 4 reduce-scatters per layer per microbatch.
-    t_tp = (1 - p.tp_overlap) * 8 * (tp - 1) / tp * tok * h * 2 / nvl
+    t_tp = (1 - p.tp_overlap) * 8 * (tp - 1) / tp * tok * h * 2 / (nvl * ring_share(s, tp))
     # Context parallel ring attention: K and V of the other ranks, fwd + bwd (x3), hidden behind attention.
     kv_dim = 2.0 * (w.kv_lora_rank + w.qk_rope_head_dim if w.uses_mla else w.kv_heads * w.head_dim_eff)
-    cp_bw = np.where(tp * cp <= domain, nvl, nic)
+    cp_bw = np.where(tp * cp <= domain, nvl * ring_share(s, cp, tp), nic)
     t_cp = np.maximum(0.0, 3 * (cp - 1) * tok * kv_dim * 2 / cp_bw - t_flash) * (cp > 1)
     t_layer = t_compute_layer + t_tp + t_cp + t_a2a
 
@@ -182,7 +189,7 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
     logit_layers = t_logit / t_layer
     stage_layers = np.where(pp > 1, vp * np.ceil((L + logit_layers) / (pp * vp)), L + logit_layers)
     t_stage = stage_layers * t_layer
-    pp_bw = np.where(tp * cp * pp <= domain, nvl, nic)
+    pp_bw = np.where(tp * cp * pp <= domain, nvl * p2p_share(s), nic)
     t_pp_mb = np.where(pp > 1, 2 * vp * tok * h * 2 / tp / pp_bw, 0.0)
     slots = m + (pp - 1) / vp
     t_pipeline = slots * (t_stage + t_pp_mb)
@@ -197,7 +204,8 @@ def step_time(s: System, w: Workload, precision: str, seq_len: int, c: dict[str,
     def hierarchical(bytes_gpu, group, stride):
         inside = np.minimum(group, np.maximum(1.0, np.floor(domain / stride)))
         outside = group / inside
-        t_bw = bytes_gpu * ((inside - 1) / inside / nvl + (outside - 1) / outside / inside / nic)
+        t_bw = bytes_gpu * ((inside - 1) / inside / (nvl * ring_share(s, inside, stride))
+                            + (outside - 1) / outside / inside / nic)
         hops = 2 * np.log2(np.maximum(outside, 1.0)) if s.scaleout_in_network_reduction else outside - 1
         buckets = np.maximum(1.0, bytes_gpu / grad_bytes / DDP_BUCKET_PARAMS)
         return t_bw + buckets * hops * SCALEOUT_LATENCY_S * (outside > 1)

@@ -20,6 +20,8 @@ CURVES_CALIBRATION = VALIDATION_DIR / "inference_curves_calibration.csv"
 TRAINING_HOLDOUT = VALIDATION_DIR / "holdout_training.csv"
 SERVING_RATIOS_HOLDOUT = VALIDATION_DIR / "holdout_serving_ratios.csv"
 CURVES_HOLDOUT = VALIDATION_DIR / "holdout_serving_curves.csv"
+VENDOR_RUNS = VALIDATION_DIR / "vendor_runs.csv"
+VENDOR_SERVING_RATIOS = VALIDATION_DIR / "vendor_serving_ratios.csv"
 MOE_WORKLOADS = ("deepseek-v3", "deepseek-r1", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b", "mixtral-8x7b")
 
 # MLPerf Inference benchmark -> (catalog workload, mean input tokens, mean output tokens). Means of the benchmark
@@ -27,6 +29,7 @@ MOE_WORKLOADS = ("deepseek-v3", "deepseek-r1", "qwen3-30b-a3b", "qwen3-235b-a22b
 # the CSV's avg_output_tokens is used where given.
 MLPERF_BENCHMARKS = {
     "llama2-70b-99": ("llama2-70b", 300, 292),
+    "llama2-70b-99.9": ("llama2-70b", 300, 292),
     "llama3.1-405b": ("llama3.1-405b", 9400, 650),
     "llama3.1-8b": ("llama3.1-8b", 780, 100),
     "mixtral-8x7b": ("mixtral-8x7b", 150, 146),
@@ -34,7 +37,14 @@ MLPERF_BENCHMARKS = {
 
 
 def _precision(text: str) -> str:
-    return "nvfp4" if text.strip() in ("fp4", "nvfp4") else text.strip()
+    """The model's precision classes: any 4-bit float format (NVFP4, OCP MXFP4) runs at the FP4 peak."""
+    return "nvfp4" if text.strip() in ("fp4", "nvfp4", "mxfp4") else text.strip()
+
+
+def _month(text: str) -> str | None:
+    """A YYYY-MM release month; a bare year (the round's month not captured) means mature software (None)."""
+    text = (text or "").strip()
+    return text[:7] if re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text) else None
 
 
 def training_cases(csv_path: str | Path = TRAINING_CALIBRATION) -> list[dict]:
@@ -155,3 +165,42 @@ def stats(abs_errors) -> ErrorStats:
     if not len(e):
         return ErrorStats(0, float("nan"), float("nan"), float("nan"))
     return ErrorStats(len(e), float(np.median(e)), float(np.percentile(e, 90)), float(e.max()))
+
+
+# -- other vendors (validation/vendor_runs.csv, never fitted) ------------------------------------------------------
+def vendor_training_cases(csv_path: str | Path = VENDOR_RUNS) -> list[dict]:
+    """Published training runs on TPUs and AMD GPUs with a steady-state TFLOP/s per chip, a global batch and a
+    catalog workload (MLPerf GPT-3 on TPU v5p/v6e in int8, Llama 3.1 8B on MI355X in FP8). Rows without a published
+    batch (MaxText tables) or with another FLOPs convention (LoRA) are not cases."""
+    cases = []
+    with Path(csv_path).open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["scenario"] != "training" or not row["step_tflops_per_chip"] or not row["global_batch_seqs"]:
+                continue
+            cases.append({"case_id": row["case_id"], "system": row["system"], "gpus": int(row["chips"]),
+                          "workload": row["workload"], "precision": _precision(row["precision"]),
+                          "seq_len": int(float(row["seq_len"])),
+                          "global_batch_seqs": int(float(row["global_batch_seqs"])),
+                          "target_tflops_per_gpu": float(row["step_tflops_per_chip"]), "target_kind": "step",
+                          "date": _month(row["date"]), "moe": row["workload"] in MOE_WORKLOADS,
+                          "vendor": row["vendor"]})
+    return cases
+
+
+def vendor_inference_cases(csv_path: str | Path = VENDOR_RUNS) -> list[dict]:
+    """MLPerf Inference rows on other vendors' systems whose benchmark has known mean lengths (MLPERF_BENCHMARKS):
+    output tokens/s of the whole system, as `inference_cases` gives them."""
+    cases = []
+    with Path(csv_path).open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["source_type"] != "mlperf_inference" or row["result_unit"] != "tokens/s":
+                continue
+            if row["workload"] not in MLPERF_BENCHMARKS:
+                continue
+            workload, isl, osl = MLPERF_BENCHMARKS[row["workload"]]
+            cases.append({"case_id": row["case_id"], "system": row["system"], "gpus": int(row["chips"]),
+                          "workload": workload, "precision": _precision(row["precision"]), "input_tokens": isl,
+                          "output_tokens": osl, "scenario": row["scenario"],
+                          "target_tokens_per_s": float(row["result"]),
+                          "date": _month(row["date"]), "moe": workload in MOE_WORKLOADS, "vendor": row["vendor"]})
+    return cases

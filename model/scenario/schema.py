@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
-from model.hardware.systems import SYSTEM_KEYS
+from model.hardware.systems import NVIDIA_SYSTEM_KEYS
 from model.hardware.workloads import workloads
 
 BASELINE_SYSTEM = "hgx_h100"  # the system every other is measured against (H100-equivalents)
@@ -51,7 +51,7 @@ def _workload(key: str) -> str:
 
 Month = Annotated[str, AfterValidator(_month)]
 Year = Annotated[str, AfterValidator(_year)]
-System = Literal[SYSTEM_KEYS]  # type: ignore[valid-type]
+System = Literal[NVIDIA_SYSTEM_KEYS]  # type: ignore[valid-type]  # the market sells NVIDIA's systems only (issue 18)
 Number = Annotated[float, AfterValidator(_finite)]
 NonNegative = Annotated[float, Field(ge=0), AfterValidator(_finite)]
 Positive = Annotated[float, Field(gt=0), AfterValidator(_finite)]

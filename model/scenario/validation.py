@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from model.errors import InputError, nearest
-from model.hardware.systems import SYSTEM_KEYS, systems
+from model.hardware.systems import NVIDIA_SYSTEM_KEYS, systems
 from model.performance.serving import serve_estimate
 from model.performance.training import train_estimate
 from model.scenario.schema import BASELINE_SYSTEM, ReferenceJobs, Scenario
@@ -124,7 +124,7 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
     if abs(sum(sup.slip_probs) - 1.0) > 1e-6:
         fail("supplier.slip_probs", f"expected probabilities summing to 1, got {sup.slip_probs!r}")
     for table in ("gpus_per_wafer", "nvidia_share_of_system_price"):
-        missing = [k for k in SYSTEM_KEYS if k not in getattr(sup, table)]
+        missing = [k for k in NVIDIA_SYSTEM_KEYS if k not in getattr(sup, table)]
         if missing:
             fail(f"supplier.{table}", f"expected a value for every system, missing {', '.join(missing)}")
     for path, series in (("supplier.cowos_wafers_per_month", sup.cowos_wafers_per_month),
