@@ -6,8 +6,9 @@ background (contrast ratio at least 2.4 on white, 2.8 on #121212); `tests/test_v
 properties. Hues are not grouped by kind (five blues for the hyperscalers could not be told apart); the kind shows in
 the order of legends instead. The rest of the market, an aggregate, is grey.
 
-Systems: grouped by architecture (Hopper greens, Blackwell blues, Rubin oranges, Feynman purple) so a stacked chart
-reads as generations; `SYSTEM_COLORS` is in catalog order, which figures use to order systems.
+Systems: grouped by architecture (Hopper greens, Blackwell blues, Rubin oranges, Feynman purple; Google TPUs teal,
+AWS Trainium browns, AMD Instinct reds, each darker with each generation) so a stacked chart reads as generations;
+`SYSTEM_COLORS` is in catalog order, which figures use to order systems.
 
 Any other name gets a stable colour from its name, so an agent or system keeps its colour across charts, runs and
 scenarios.
@@ -51,6 +52,17 @@ SYSTEM_COLORS: dict[str, str] = {
     "rubin_cpx": "#fdd0a2",
     "rubin_ultra_nvl144": "#d94801",
     "feynman": "#756bb1",
+    # other vendors: Google TPUs teal, AWS Trainium browns, AMD Instinct reds
+    "tpu_v5p": "#80cdc1",
+    "tpu_v6e": "#35978f",
+    "tpu_v7": "#01665e",
+    "trn2": "#dfc27d",
+    "trn2_ultraserver": "#bf812d",
+    "trn3": "#8c510a",
+    "mi300x": "#fcbba1",
+    "mi325x": "#fb6a4a",
+    "mi355x": "#cb181d",
+    "mi450_helios": "#67000d",
 }
 
 # For figures that need a pair meaning "raises" / "lowers" (not agents): a blue and a red that differ for readers
