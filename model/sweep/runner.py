@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import copy
+import ctypes
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +35,8 @@ from model.results.folders import (
     RUNS_DIR,
     RUNS_TABLE,
     SWEEP_JSON,
+    check_output_folder,
+    remove_stale_temporaries,
     run_folder_name,
     table_file,
     write_json,
@@ -43,6 +49,57 @@ from model.sweep.design import Design, build_design, canonical_json, params_sha2
 
 RUN_COLUMNS = ["run", "seed", "status", "error", "wall_time_s"]
 RUNS_TABLE_EVERY_S = 2.0  # rewrite runs.parquet at most this often while runs finish
+DEFAULT_RUN_TIMEOUT_S = 1800.0
+"""A run that takes longer is recorded as failed. The baseline to 2030 takes about 2 s and to 2050 about 10 s on
+one core; half an hour is far beyond any run of a valid scenario and still ends a sweep that meets a bug."""
+
+
+class RunTimedOut(Exception):
+    """A run took longer than the sweep's per-run time limit."""
+
+
+def _raise_timed_out(signum, frame) -> None:  # noqa: ARG001
+    raise RunTimedOut("the run took longer than --run-timeout-s")
+
+
+@contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise `RunTimedOut` in the block after `seconds` (SIGALRM: a local worker's main thread only; elsewhere, as
+    in a Dask worker's thread, the sweep's parent abandons the run after `abandon_after_s`)."""
+    if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _raise_timed_out)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def abandon_after_s(timeout_s: float) -> float:
+    """Seconds after submission when the parent gives up on a run that has not reported (a queued run waits for
+    at most one other run per worker before it starts)."""
+    return 2 * timeout_s + 60.0
+
+
+def die_with_parent() -> None:
+    """Worker initializer: the kernel kills this worker when the process that started it dies (Linux
+    PR_SET_PDEATHSIG), so a sweep killed with SIGKILL leaves no worker behind. The local pool's workers are
+    children of the fork server, which exits when the sweep does. Elsewhere: nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl
+        return
+    if os.getppid() == 1:  # the parent died before prctl: go now
+        os._exit(1)
+
+
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -54,6 +111,7 @@ class RunTask:
     params: dict
     out_dir: str
     manifest: dict
+    timeout_s: float | None = None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -76,8 +134,12 @@ def execute_run(task: RunTask, runner: Callable | None = None) -> dict:
         with terminate_as_interrupt():
             if runner is None:
                 from model.market import run_params as runner
-            result = runner(copy.deepcopy(task.params), task.seed)
+            with _time_limit(task.timeout_s):
+                result = runner(copy.deepcopy(task.params), task.seed)
             write_result_folder(task.out_dir, result.tables(), {**task.manifest, **result.manifest})
+    except RunTimedOut:
+        return {**record, "status": "failed", "error": f"RunTimedOut: no result within --run-timeout-s "
+                f"{task.timeout_s:g} s", "wall_time_s": time.perf_counter() - t0}
     except Exception as exc:  # noqa: BLE001 - a failing run is data for the sweep, not a crash of it
         return {**record, "status": "failed", "error": _one_line(exc), "wall_time_s": time.perf_counter() - t0}
     return {**record, "status": "ok", "error": "", "wall_time_s": time.perf_counter() - t0}
@@ -114,8 +176,10 @@ def combine_tables(out: Path, records: dict[int, dict], design: Design) -> dict[
     return combined
 
 
-def _check_resume(out: Path, header: dict, resume: bool) -> None:
-    """Refuse to mix sweeps: an existing folder is reused only with --resume and only for the same design."""
+def _check_resume(out: Path, header: dict, resume: bool, keep: Sequence[Path] = ()) -> None:
+    """Refuse to mix sweeps or lose files: an existing folder is reused only with --resume, only when it is a
+    sweep folder, and only for the same design."""
+    check_output_folder(out, "sweep", keep=keep)  # absent, empty, or a sweep folder; a file is exit 1
     if not out.exists() or not any(out.iterdir()):
         return
     sweep_json = out / SWEEP_JSON
@@ -171,7 +235,7 @@ def _local_pool(workers: int) -> cf.ProcessPoolExecutor:
         ctx.set_forkserver_preload(["model.sweep.runner", "model.market"])
     else:  # pragma: no cover - not Linux
         ctx = multiprocessing.get_context("spawn")
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent)
 
 
 def _dask_executor(address: str):
@@ -197,11 +261,12 @@ def _dask_executor(address: str):
 def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None, base_seed: int = 0,
               overrides: Sequence[str] = (), workers: int | None = None, scheduler: str | None = None,
               executor: cf.Executor | None = None, resume: bool = False, progress: bool = False,
-              runner: Callable | None = None) -> Path:
+              runner: Callable | None = None, run_timeout_s: float | None = DEFAULT_RUN_TIMEOUT_S) -> Path:
     """Run `runs` seeded runs of a scenario (sampling its `[sweep]` table) and write the sweep folder; return it.
 
     Execution: `executor` if given (left open), else dask.distributed at `scheduler`, else a local process pool of
     `workers` (default: all cores). `runner(params, seed) -> Results` replaces `model.market.run_params` (tests).
+    A run that takes longer than `run_timeout_s` is recorded as failed (None: no limit).
     The local pool starts its workers from a fork server, so a script calling this needs the usual
     `if __name__ == "__main__":` guard (notebooks and `python -c` need nothing).
     """
@@ -216,6 +281,8 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         raise InputError(f"--workers {workers!r}: expected a positive whole number")
     if isinstance(base_seed, bool) or not isinstance(base_seed, int) or base_seed < 0:
         raise InputError(f"--seed {base_seed!r}: expected a whole number >= 0 (run i uses seed BASE+i)")
+    if run_timeout_s is not None and not (isinstance(run_timeout_s, (int, float)) and 0 < run_timeout_s < 1e9):
+        raise InputError(f"--run-timeout-s {run_timeout_s!r}: expected a positive number of seconds")
     if scheduler is not None and workers is not None:
         raise InputError("--workers and --scheduler: give one (Dask workers are started with `dask worker`)")
     params = apply_overrides(load_scenario_dict(path), list(overrides))
@@ -233,7 +300,7 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
               "base_seed": base_seed, "parameters": design.spec_table(), "design": design.design,
               "package_version": _package_version(), "started": started, "finished": None, "wall_time_s": None,
               "executor": None}
-    _check_resume(out_dir, header, resume)
+    _check_resume(out_dir, header, resume, keep=[path])
     runs_dir = out_dir / RUNS_DIR
     tasks = []
     for run in range(runs):
@@ -241,7 +308,8 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         sampled = [f"{k}={toml_literal(v)}" for k, v in design.samples[run].items()]
         manifest = {"scenario_file": str(path), "scenario_sha256": header["scenario_sha256"],
                     "overrides": list(overrides) + sampled, "sweep": {"dir": str(out_dir), "run": run}}
-        tasks.append(RunTask(run, base_seed + run, run_params, str(runs_dir / run_folder_name(run)), manifest))
+        tasks.append(RunTask(run, base_seed + run, run_params, str(runs_dir / run_folder_name(run)), manifest,
+                             run_timeout_s))
     records = _finished_runs(out_dir, tasks) if resume else {}
     todo = [t for t in tasks if t.run not in records]
 
@@ -260,13 +328,14 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
     header["executor"] = description
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
-        for stray in runs_dir.glob(".run_*"):  # temporary folders of runs killed hard (SIGKILL) earlier
-            shutil.rmtree(stray, ignore_errors=True)
+        remove_stale_temporaries(runs_dir)  # temporary folders of runs killed hard (SIGKILL) earlier
+        remove_stale_temporaries(out_dir)  # and of sweep.json, runs.parquet, the combined tables
         for task in todo:  # a folder left from other parameters must not survive a failed rerun
             if Path(task.out_dir).exists():
                 shutil.rmtree(task.out_dir)
         write_json(out_dir / SWEEP_JSON, header)
-        _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress)
+        _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress,
+               None if run_timeout_s is None else abandon_after_s(run_timeout_s))
     finally:
         if own_executor:
             if client is not None:
@@ -284,8 +353,10 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
 
 
 def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict], runner: Callable | None,
-           in_flight: int, out_dir: Path, design: Design, runs: int, progress: bool) -> None:
-    """Submit at most `in_flight` runs at a time, record each as it finishes, keep runs.parquet current."""
+           in_flight: int, out_dir: Path, design: Design, runs: int, progress: bool,
+           abandon_s: float | None = None) -> None:
+    """Submit at most `in_flight` runs at a time, record each as it finishes, keep runs.parquet current. A run
+    with no answer `abandon_s` after submission (a Dask worker thread cannot be interrupted) is recorded failed."""
     from tqdm import tqdm
 
     from model.interrupts import terminate_as_interrupt
@@ -296,15 +367,28 @@ def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict],
     bar.set_postfix(failed=failed, refresh=False)
     queue = iter(todo)
     pending: dict[cf.Future, RunTask] = {}
+    submitted: dict[cf.Future, float] = {}
     last_write = time.monotonic()
     try:
         with terminate_as_interrupt():
             while True:
                 while len(pending) < in_flight and (task := next(queue, None)) is not None:
-                    pending[executor.submit(execute_run, task, runner)] = task
+                    future = executor.submit(execute_run, task, runner)
+                    pending[future], submitted[future] = task, time.monotonic()
                 if not pending:
                     break
                 done, _ = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                if abandon_s is not None:
+                    now = time.monotonic()
+                    for future in [f for f in pending if f not in done and now - submitted[f] > abandon_s]:
+                        task = pending.pop(future)
+                        future.cancel()
+                        records[task.run] = {"run": task.run, "seed": task.seed, "status": "failed",
+                                             "error": f"RunTimedOut: no answer within {abandon_s:g} s of submission "
+                                                      "(abandoned)", "wall_time_s": now - submitted[future]}
+                        failed += 1
+                        bar.set_postfix(failed=failed, refresh=False)
+                        bar.update(1)
                 for future in done:
                     record = _record(future, pending.pop(future))
                     records[record["run"]] = record
