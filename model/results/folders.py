@@ -126,16 +126,20 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(folder: Path | str, name: str | None = None) -> list[Path]:
+def remove_stale_temporaries(folder: Path | str, name: str | None = None, unmarked: bool = False) -> list[Path]:
     """Remove temporary files and folders that writers killed hard (SIGKILL) left in `folder` (those of `name`
-    only, if given): hidden `.NAME.tmp-PID-*` entries whose process is gone. Returns what was removed."""
+    only, if given): hidden `.NAME.tmp-PID-*` entries whose process is gone, and with `unmarked` (a folder only
+    airace writes, such as a sweep's runs/) hidden entries without a process id too (earlier versions' names).
+    Returns what was removed."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
     removed = []
     for entry in folder.glob(f".{name}.*" if name else ".*"):
         match = _TMP_PID.search(entry.name)
-        if match is None or int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1))):
+        if match is None and not unmarked:
+            continue
+        if match is not None and (int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1)))):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)

@@ -328,7 +328,7 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
     header["executor"] = description
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(runs_dir)  # temporary folders of runs killed hard (SIGKILL) earlier
+        remove_stale_temporaries(runs_dir, unmarked=True)  # temporary folders of runs killed hard (SIGKILL) earlier
         remove_stale_temporaries(out_dir)  # and of sweep.json, runs.parquet, the combined tables
         for task in todo:  # a folder left from other parameters must not survive a failed rerun
             if Path(task.out_dir).exists():
