@@ -109,6 +109,28 @@ def check_output_folder(out: Path | str, kind: OutputKind, keep: Iterable[Path |
                      "empty folder")
 
 
+def check_output_file(out: Path | str, header: str, what: str, keep: Iterable[Path | str] = (),
+                      option: str = "--out") -> None:
+    """Refuse (InputError) to write a file at `out` unless it is absent or an earlier file of the same kind (its
+    first line is `header`), and unless it is none of the inputs `keep` nor inside one. A folder where the file
+    should be is the environment's problem: an OSError (exit 1)."""
+    out = Path(out)
+    resolved = out.resolve()
+    for item in keep:
+        item = Path(item).resolve()
+        if item == resolved or item in resolved.parents:
+            raise InputError(f"{option} {out}: is in {item}, an input of this command; choose a file elsewhere")
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_dir():
+        raise IsADirectoryError(21, "expected a file, found a folder", str(out))
+    with out.open("rb") as handle:
+        first = handle.readline().decode("utf-8", errors="replace").strip().removeprefix("\ufeff")
+    if first != header:
+        raise InputError(f"{option} {out}: exists and is not {what} (its first line is not {header!r}); it would "
+                         "be overwritten; choose a new file name")
+
+
 def _tmp_prefix(name: str) -> str:
     return f".{name}.tmp-{os.getpid()}-"
 
