@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import copy
-import ctypes
 import json
 import multiprocessing
 import os
+import select
 import shutil
 import signal
 import sys
@@ -84,22 +84,33 @@ def abandon_after_s(timeout_s: float) -> float:
     return 2 * timeout_s + 60.0
 
 
-def die_with_parent() -> None:
-    """Worker initializer: the kernel kills this worker when the process that started it dies (Linux
-    PR_SET_PDEATHSIG), so a sweep killed with SIGKILL leaves no worker behind. The local pool's workers are
-    children of the fork server, which exits when the sweep does. Elsewhere: nothing."""
-    if not sys.platform.startswith("linux"):
-        return
+def die_with_parent(sweep_pid: int) -> None:
+    """Worker initializer: end this worker as soon as the sweep process `sweep_pid` is gone, so a sweep killed
+    with SIGKILL leaves no worker behind (nor the fork server and resource tracker, which exit when the last
+    worker does). A worker's parent is the fork server, which each worker keeps alive (Python passes it the fork
+    server's liveness pipe), so the kernel's parent-death signal cannot do this: a daemon thread waits on the
+    sweep process (a pidfd on Linux, else a check every second) and exits the worker at once."""
+    thread = threading.Thread(target=_exit_when_gone, args=(sweep_pid,), name="airace-die-with-parent",
+                              daemon=True)
+    thread.start()
+
+
+def _exit_when_gone(pid: int) -> None:
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # pragma: no cover - no prctl
-        return
-    if os.getppid() == 1:  # the parent died before prctl: go now
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or the process is already gone
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])  # readable when the process ends
         os._exit(1)
-
-
-PR_SET_PDEATHSIG = 1
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass
+        time.sleep(1.0)
 
 
 @dataclass(frozen=True)
@@ -235,7 +246,8 @@ def _local_pool(workers: int) -> cf.ProcessPoolExecutor:
         ctx.set_forkserver_preload(["model.sweep.runner", "model.market"])
     else:  # pragma: no cover - not Linux
         ctx = multiprocessing.get_context("spawn")
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent)
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent,
+                                  initargs=(os.getpid(),))
 
 
 def _dask_executor(address: str):
