@@ -251,6 +251,8 @@ def _local_pool(workers: int) -> cf.ProcessPoolExecutor:
 
 
 def _dask_executor(address: str):
+    import logging
+
     from distributed import Client
     from distributed.comm import get_address_host, parse_address
     from distributed.comm.registry import get_backend
@@ -266,6 +268,9 @@ def _dask_executor(address: str):
     except (OSError, ValueError, TypeError) as exc:
         raise InputError(f"--scheduler {address!r}: cannot connect to a Dask scheduler ({_one_line(exc)}); "
                          f"{expected}") from None
+    # The sweep reports a lost scheduler or worker itself (failed runs, one line); distributed's own log lines
+    # (CommClosedError tracebacks while a Client closes after Ctrl-C or a killed scheduler) would bury it.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
     return client, client.get_executor(pure=False)
 
 
@@ -417,8 +422,13 @@ def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict],
 
 
 def _record(future: cf.Future, task: RunTask) -> dict:
-    """The task's own record, or a failed record when the worker itself broke (process died, task lost)."""
-    exc = future.exception()
+    """The task's own record, or a failed record when the worker itself broke (process died, task lost, a Dask
+    future cancelled because its scheduler went away)."""
+    try:
+        exc = future.exception()
+    except cf.CancelledError:
+        return {"run": task.run, "seed": task.seed, "status": "failed",
+                "error": "cancelled: the worker or the Dask scheduler went away", "wall_time_s": float("nan")}
     if exc is None:
         return future.result()
     if not isinstance(exc, Exception):  # KeyboardInterrupt/SystemExit in a worker: the user is stopping us
