@@ -504,3 +504,12 @@ def test_sigkill_in_runs_write_window_leaves_a_temporary_the_next_run_removes(tm
     assert [p.name.startswith(".r.tmp-") for p in (tmp_path / "results").iterdir()] == [True]
     assert main(args) == 0
     assert [p.name for p in (tmp_path / "results").iterdir()] == ["r"]
+
+
+# -- found by the fuzz suite ---------------------------------------------------------------------------------------
+def test_a_roadmap_delayed_past_the_start_runs(tmp_path, capsys):
+    """No system ships in the first months (HGX H100 delayed 50 years): power is sized for the first to ship."""
+    code, _, err = run_short(capsys, tmp_path / "x", "supplier.delay_months.hgx_h100=600")
+    assert code == 0, err
+    market = pd.read_parquet(tmp_path / "x" / "market.parquet")
+    assert (market["units_shipped_hgx_h100"] == 0).all()
