@@ -513,3 +513,32 @@ def test_a_roadmap_delayed_past_the_start_runs(tmp_path, capsys):
     assert code == 0, err
     market = pd.read_parquet(tmp_path / "x" / "market.parquet")
     assert (market["units_shipped_hgx_h100"] == 0).all()
+
+
+@pytest.mark.slow
+def test_ctrl_c_and_a_lost_dask_scheduler_are_one_line(tmp_path):
+    from distributed import LocalCluster
+
+    def sweep(address: str, out: Path) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "model", "sweep", str(BASELINE), "--runs", "300", "--scheduler",
+                                 address, "--out", str(out), "--quiet", "--set", "end=2025-06"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def wait_for_runs(out: Path) -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(list((out / "runs").glob("run_*"))) < 2:
+            time.sleep(0.2)
+
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        interrupted = sweep(cluster.scheduler_address, tmp_path / "a")
+        wait_for_runs(tmp_path / "a")
+        interrupted.send_signal(signal.SIGINT)
+        _, err = interrupted.communicate(timeout=60)
+        assert interrupted.returncode == 1 and one_line(err) == "airace: interrupted"
+        lost = sweep(cluster.scheduler_address, tmp_path / "b")
+        wait_for_runs(tmp_path / "b")
+    _, err = lost.communicate(timeout=120)
+    assert lost.returncode == 1
+    # either the next submission fails (the sweep stops) or every remaining run is cancelled (each recorded failed)
+    assert "the Dask scheduler went away" in one_line(err) and "--resume" in err
+    assert (tmp_path / "b" / "runs.parquet").is_file()

@@ -44,12 +44,16 @@ def sweep_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from model.sweep import run_sweep
-    from model.sweep.runner import DEFAULT_RUN_TIMEOUT_S
+    from model.sweep.runner import DEFAULT_RUN_TIMEOUT_S, SchedulerLost
 
     timeout = DEFAULT_RUN_TIMEOUT_S if args.run_timeout_s is None else args.run_timeout_s
-    out = run_sweep(args.scenario, args.runs, out=args.out, base_seed=args.seed, overrides=list(args.set),
-                    workers=args.workers, scheduler=args.scheduler, resume=args.resume, progress=not args.quiet,
-                    run_timeout_s=timeout)
+    try:
+        out = run_sweep(args.scenario, args.runs, out=args.out, base_seed=args.seed, overrides=list(args.set),
+                        workers=args.workers, scheduler=args.scheduler, resume=args.resume,
+                        progress=not args.quiet, run_timeout_s=timeout)
+    except SchedulerLost as exc:
+        print(f"airace: error: {exc}", file=sys.stderr)
+        return 1
     runs = pd.read_parquet(Path(out) / "runs.parquet")
     failed = runs[runs["status"] == "failed"]
     if not args.quiet:

@@ -9,6 +9,7 @@ layout is the one in the shared notes (sweep.json, runs.parquet, runs/run_NNNN/,
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import copy
 import json
 import multiprocessing
@@ -52,6 +53,10 @@ RUNS_TABLE_EVERY_S = 2.0  # rewrite runs.parquet at most this often while runs f
 DEFAULT_RUN_TIMEOUT_S = 1800.0
 """A run that takes longer is recorded as failed. The baseline to 2030 takes about 2 s and to 2050 about 10 s on
 one core; half an hour is far beyond any run of a valid scenario and still ends a sweep that meets a bug."""
+
+
+class SchedulerLost(RuntimeError):
+    """The Dask scheduler went away during a sweep (the runs recorded so far are kept)."""
 
 
 class RunTimedOut(Exception):
@@ -270,7 +275,9 @@ def _dask_executor(address: str):
                          f"{expected}") from None
     # The sweep reports a lost scheduler or worker itself (failed runs, one line); distributed's own log lines
     # (CommClosedError tracebacks while a Client closes after Ctrl-C or a killed scheduler) would bury it.
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     return client, client.get_executor(pure=False)
 
 
@@ -351,13 +358,21 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
             if Path(task.out_dir).exists():
                 shutil.rmtree(task.out_dir)
         write_json(out_dir / SWEEP_JSON, header)
-        _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress,
-               None if run_timeout_s is None else abandon_after_s(run_timeout_s))
+        try:
+            _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress,
+                   None if run_timeout_s is None else abandon_after_s(run_timeout_s))
+        except Exception as exc:
+            if client is not None and client.status in ("closing", "closed"):
+                raise SchedulerLost(f"--scheduler {scheduler}: the Dask scheduler went away ({_one_line(exc)}); "
+                                    f"{len(records)} runs are recorded in {out_dir / RUNS_TABLE}; continue with "
+                                    "--resume") from None
+            raise
     finally:
         if own_executor:
             if client is not None:
-                executor.shutdown(wait=False)
-                client.close()
+                with contextlib.suppress(Exception):  # a scheduler that went away cannot be told goodbye
+                    executor.shutdown(wait=False)
+                    client.close()
             else:
                 executor.shutdown(wait=True, cancel_futures=True)  # running tasks finish their folders
         if records:
