@@ -13,7 +13,6 @@ A result folder is a sweep of one run, so both go through the same statistics (c
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,10 +20,11 @@ from typing import Any
 
 import pandas as pd
 
-from model.errors import InputError
+from model.errors import InputError, dumps_strict
 from model.palette import SYSTEM_COLORS
 from model.results import Source, read_folder, write_csv
 from model.results import outcomes as O
+from model.results.folders import check_output_file
 
 REVENUE_SECTIONS = {"nvidia_revenue_usd": ("calendar_year", "NVIDIA revenue {} ($bn)"),
                     "nvidia_revenue_usd_fiscal_year": ("fiscal_year", "NVIDIA revenue {} ($bn)")}
@@ -138,6 +138,9 @@ def format_table(summaries: list[dict]) -> str:
     return "\n".join(lines)
 
 
+LONG_COLUMNS = ("input", "kind", "runs", "section", "item", "statistic", "value")
+
+
 def long_table(summaries: list[dict]) -> pd.DataFrame:
     """One row per input, section, item and statistic (for --out FILE.csv)."""
     rows = []
@@ -161,7 +164,7 @@ def long_table(summaries: list[dict]) -> pd.DataFrame:
             for period, spread in s[section].items():
                 for k, v in spread.items():
                     add(section, period, k, v)
-    return pd.DataFrame(rows, columns=["input", "kind", "runs", "section", "item", "statistic", "value"])
+    return pd.DataFrame(rows, columns=list(LONG_COLUMNS))
 
 
 def _clean(value: Any) -> Any:
@@ -176,11 +179,14 @@ def _clean(value: Any) -> Any:
 def command(args: argparse.Namespace) -> int:
     if args.out and Path(args.out).suffix.lower() != ".csv":
         raise InputError(f"--out {args.out}: expected a file name ending in .csv")
+    if args.out:
+        check_output_file(Path(args.out), ",".join(LONG_COLUMNS), "a table written by airace compare",
+                          keep=[Path(p) for p in args.inputs])
     summaries = compare(args.inputs)
     if args.out:
         write_csv(Path(args.out), long_table(summaries))
     if args.json:
-        print(json.dumps({"inputs": [_clean(s) for s in summaries]}))
+        print(dumps_strict({"inputs": [_clean(s) for s in summaries]}))
     else:
         print(format_table(summaries))
     return 0

@@ -31,9 +31,10 @@ from analysis.cli import DEFAULT_OPTIONS, Options, add_common_arguments, options
 from analysis.figure import FigureFile, NotApplicable, sys_name, write_text
 from analysis.names import agent_name, describe_runs, input_titles, parameter_labels, scenario_story
 from analysis.summaries import systems_in
-from model.errors import InputError
+from model.errors import InputError, dumps_strict
 from model.results import ResultSet, Source, read_folders
 from model.results import outcomes as O
+from model.results.folders import REPORT_JSON, check_output_folder, replace_folder
 
 TOP = 5
 
@@ -356,23 +357,42 @@ def draw_all(rs: ResultSet, out: Path, opts: Options, jobs: int, progress: bool)
 def build_report(paths: Sequence[str | Path], out: str | Path, opts: Options = DEFAULT_OPTIONS,
                  progress: bool = True, jobs: int | None = None) -> Path:
     """Draw every applicable figure into `out` and write `out/report.md` and `out/report.html`; returns report.md.
-    `jobs`: processes drawing figures (default: the cores this process may use)."""
+    `jobs`: processes drawing figures (default: the cores this process may use).
+
+    `out` must be absent, empty or an earlier report folder (`model.results.folders.check_output_folder`); the
+    report is drawn into a temporary folder that replaces `out` whole, with `report.json` marking it as a report."""
     t0 = time.perf_counter()
     rs = read_folders(paths)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    check_output_folder(out, "report", keep=[Path(p) for p in paths])
     jobs = min(default_jobs() if jobs is None else jobs, len(FIGURE_MODULES))
-    results = draw_all(rs, out, opts, jobs, progress)
-    figures: list[FigureFile] = []
-    skipped: list[tuple[str, str]] = []
-    for name in FIGURE_MODULES:
-        _, files, why = results[name]
-        figures += files
-        if why is not None:
-            skipped.append((name, why))
-    seconds = time.perf_counter() - t0
-    write_text(out / "report.html", render_html(rs, figures, skipped, out, seconds))
-    return write_text(out / "report.md", render(rs, figures, skipped, out, seconds))
+
+    def fill(tmp: Path) -> None:
+        results = draw_all(rs, tmp, opts, jobs, progress)
+        figures: list[FigureFile] = []
+        skipped: list[tuple[str, str]] = []
+        for name in FIGURE_MODULES:
+            _, files, why = results[name]
+            figures += files
+            if why is not None:
+                skipped.append((name, why))
+        seconds = time.perf_counter() - t0
+        write_text(tmp / "report.html", render_html(rs, figures, skipped, tmp, seconds))
+        write_text(tmp / "report.md", render(rs, figures, skipped, tmp, seconds))
+        write_text(tmp / REPORT_JSON, dumps_strict({"airace": "report", "inputs": [str(p) for p in paths],
+                                                    "package_version": _package_version()}, indent=2) + "\n")
+
+    replace_folder(out, fill)
+    return out / "report.md"
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("airace")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

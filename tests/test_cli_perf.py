@@ -43,10 +43,12 @@ def test_perf_train_batch_keeps_order_and_flags_bad_rows(tmp_path):
         "gb300_nvl72,72,llama3-70b,bf16,8192,128\n"
     )
     out = run("perf", "train", "--batch", str(cases))
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr  # a row failed: every row is still answered
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(rows) == 3
+    assert [r["row"] for r in rows] == [1, 2, 3]
     assert not rows[0].get("error") and rows[1]["error"] and not rows[2].get("error")
+    assert rows[1]["error"].startswith("row 2 (line 3): ") and "hgx_h999" in rows[1]["error"]
 
 
 def test_unknown_system_exits_2_with_one_line():

@@ -101,12 +101,13 @@ def test_interrupted_overwrite_keeps_the_old_folder_whole(tmp_path):
     parent = tmp_path / "results"
     out = parent / "baseline"
     old = tiny_tables(99.0)
-    write_result_folder(out, old, {"seed": 99})
+    manifest = {"seed": 99, "parameters": {}, "package_version": "0.1.0"}  # what marks a result folder
+    write_result_folder(out, old, manifest)
     done = run_and_kill(tmp_path, "write", signal.SIGTERM, out)
     assert done.returncode == 1
     assert [p.name for p in parent.iterdir()] == ["baseline"]
     kept = read_folder(out)
-    assert kept.manifest == {"seed": 99}
+    assert kept.manifest == manifest
     pd.testing.assert_frame_equal(kept.agents.drop(columns="run"), conform("agents", old["agents"]))
 
 

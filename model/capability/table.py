@@ -24,6 +24,10 @@ class SystemValue:
 
 FrontierOracle = Callable[[str, int, float], float | None]  # (system, gpus, flop) -> days, None if it cannot run
 FLOP_STEPS_PER_DOUBLING = 0.5  # frontier-run FLOP grid: every factor of 4 (the model's size doubles)
+MAX_ASKED_FLOP = 1e32
+"""The largest run the performance model is asked about (10**6 x today's largest; a compute-optimal model of
+~10**15 parameters). A larger run keeps that run's throughput, so its days grow in proportion to its FLOP: the work
+per question stays bounded whatever a trend asks for (the scenario schema's bound on FLOP is the same)."""
 
 
 class _Column:
@@ -105,7 +109,7 @@ class FrontierDays:
         if gpus < 1 or flop <= 0:
             return None
         x = min(math.log2(gpus), float(self.top))
-        y = math.log2(flop / self.reference_flop) * FLOP_STEPS_PER_DOUBLING
+        y = math.log2(min(flop, MAX_ASKED_FLOP) / self.reference_flop) * FLOP_STEPS_PER_DOUBLING
         j = math.floor(y)
         w = y - j
         throughput = self.column(system, j).between(x)

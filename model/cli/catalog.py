@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict, fields
 
 from model.cli.args import EXIT_OK
+from model.errors import dumps_strict
 
 
 def register(sub) -> None:
@@ -34,8 +34,7 @@ def command(args: argparse.Namespace) -> int:
             entry.update(params_total=w.params_total, params_active=w.params_active,
                          flops_per_token_seq8192=w.flops_per_token(8192))
             out["workloads"][key] = entry
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        sys.stdout.write(dumps_strict(out, indent=1) + "\n")
         return EXIT_OK
     header = (f"{'key':<19} {'vendor':<6} {'status':<10} {'GPUs':>4} {'BF16 TF':>8} {'FP8 TF':>7} {'FP4 TF':>7} "
               f"{'HBM GB':>6} {'TB/s':>5} {'NVL':>4} {'NVL GB/s':>8} {'NIC Gb/s':>8} {'kW':>6} {'price $M':>13} "

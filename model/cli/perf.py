@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 
 from model.cli.args import EXIT_ERROR, EXIT_OK, RAW, Parser, positive_float, positive_int
-from model.errors import InputError
+from model.cli.batch import MAX_JOB_GPUS, evaluate_rows, positive_number, read_rows, whole_number
+from model.errors import InputError, dumps_strict
 
 
 def month(text: str) -> str:
@@ -73,13 +73,17 @@ def register(sub) -> None:
 
 
 def _add_output_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--batch", metavar="FILE.csv", help="evaluate many cases; one JSON object per line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--batch", metavar="FILE.csv",
+                        help="evaluate one job per CSV row (UTF-8, header naming the flags' names with underscores); "
+                        "one JSON line per row as it is computed, a bad row's line has `row` and `error`; exit 1 if "
+                        "any row failed, 2 if the file cannot be used")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (strict JSON: null where a "
+                        "number is not finite)")
 
 
 def _print_result(result: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result))
+        print(dumps_strict(result))
         return
     for key, value in result.items():
         if isinstance(value, dict):
@@ -101,16 +105,54 @@ def _with_vendor(result: dict, system: str | None) -> dict:
     return {"system": key, "vendor": known.vendor, **rest}
 
 
-def _run_perf(args: argparse.Namespace, name: str, batch, required: tuple[str, ...], estimate) -> int:
+def _emit(result: dict) -> None:
+    print(dumps_strict(result), flush=True)
+
+
+def check_gpus(gpus: int, name: str = "--gpus") -> int:
+    """The same bounds for training and serving jobs: a whole number from 1 to `MAX_JOB_GPUS`."""
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_JOB_GPUS:
+        raise InputError(f"{name}: expected a whole number between 1 and {MAX_JOB_GPUS:,} (one job), got {gpus!r}")
+    return gpus
+
+
+def serve_uses_every_gpu(result, gpus: int):
+    """An aggregated serving answer counts only when its layout uses every GPU it is given (replicas x instance
+    size), as a training layout must split every GPU evenly; otherwise it is infeasible, with the reason. A
+    disaggregated answer may leave GPUs of a rack idle (an NVL72 rarely splits into two pools that fill it); it
+    stays an answer, its per-GPU throughput counts every GPU given, and its `reason` says how many are idle."""
+    from dataclasses import replace
+
+    layout = getattr(result, "layout", None) or {}
+    if not result.feasible or not layout.get("replicas"):
+        return result
+    if layout.get("disaggregated"):
+        used = int(layout.get("prefill_gpus", 0)) + int(layout.get("decode_gpus", 0))
+        if used >= gpus:
+            return result
+        return replace(result, reason=f"the best layout leaves {gpus - used} of {gpus} GPUs idle (prefill "
+                       f"{layout.get('prefill_gpus')} + decode {layout.get('decode_gpus')}); throughput per GPU "
+                       "counts them")
+    size = layout.get("tp", 1) * layout.get("pp", 1)
+    used = int(layout["replicas"]) * int(max(size, layout.get("ep", 1)))
+    if used == gpus:
+        return result
+    return replace(result, feasible=False, reason=f"no serving layout splits {gpus} GPUs evenly into replicas "
+                   f"(the best uses {used}); give a multiple of the instance size")
+
+
+def _run_perf(args: argparse.Namespace, name: str, columns: tuple[str, ...], optional: tuple[str, ...],
+              evaluate_row, required: tuple[str, ...], estimate) -> int:
     """Shared shape of `perf train` and `perf serve`: batch mode, required flags, one result."""
     if args.batch:
-        for row in batch(args.batch):
-            print(json.dumps(_with_vendor(row, None)))
-        return EXIT_OK
+        rows = read_rows(args.batch, columns, optional)
+        failed = evaluate_rows(rows, columns + optional, evaluate_row, _emit)
+        return EXIT_ERROR if failed else EXIT_OK
     missing = [n for n in required if getattr(args, n) is None]
     if missing:
         raise InputError(f"perf {name}: missing " + ", ".join("--" + m.replace("_", "-") for m in missing)
                          + " (or give --batch FILE.csv)")
+    check_gpus(args.gpus)
     result = estimate()
     from model.hardware import get_system
 
@@ -118,30 +160,78 @@ def _run_perf(args: argparse.Namespace, name: str, batch, required: tuple[str, .
     return EXIT_OK if result.feasible else EXIT_ERROR
 
 
-def _train(args: argparse.Namespace) -> int:
-    from model.performance import batch, training  # lazy: numpy and the catalog load only for this command
+TRAIN_COLUMNS = ("system", "gpus", "workload", "precision", "seq_len", "global_batch_seqs")
+TRAIN_OPTIONAL = ("tokens", "date")
+SERVE_COLUMNS = ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens")
+SERVE_OPTIONAL = ("scenario", "date", "min_user_tokens_per_s", "max_ttft_s", "prefill_system")
 
-    return _run_perf(args, "train", batch.train_batch,
+
+def _cell(cells: dict[str, str], name: str) -> str | None:
+    return (cells.get(name) or "").strip() or None
+
+
+def _row_month(cells: dict[str, str]) -> str | None:
+    text = _cell(cells, "date")
+    if text is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text):
+        raise InputError(f"date: expected a month YYYY-MM, got {text!r}")
+    return text
+
+
+def _train_row(cells: dict[str, str]) -> dict:
+    from model.performance import training
+
+    tokens = _cell(cells, "tokens")
+    result = training.train_estimate(
+        cells["system"].strip(), check_gpus(whole_number(cells["gpus"], "gpus"), "gpus"), cells["workload"].strip(),
+        cells["precision"].strip(), whole_number(cells["seq_len"], "seq_len", high=1 << 24),
+        whole_number(cells["global_batch_seqs"], "global_batch_seqs", high=1 << 30),
+        positive_number(tokens, "tokens") if tokens else None, date=_row_month(cells))
+    return _with_vendor(result.to_dict(), cells["system"].strip())
+
+
+def _serve_row(cells: dict[str, str]) -> dict:
+    from model.performance import serving
+
+    gpus = check_gpus(whole_number(cells["gpus"], "gpus"), "gpus")
+    rate, ttft = _cell(cells, "min_user_tokens_per_s"), _cell(cells, "max_ttft_s")
+    result = serving.serve_estimate(
+        cells["system"].strip(), gpus, cells["workload"].strip(), cells["precision"].strip(),
+        whole_number(cells["input_tokens"], "input_tokens", high=1 << 24),
+        whole_number(cells["output_tokens"], "output_tokens", high=1 << 24),
+        scenario=_cell(cells, "scenario") or "offline", date=_row_month(cells),
+        min_user_tokens_per_s=positive_number(rate, "min_user_tokens_per_s") if rate else None,
+        max_ttft_s=positive_number(ttft, "max_ttft_s") if ttft else None,
+        prefill_system=_cell(cells, "prefill_system"))
+    return _with_vendor(serve_uses_every_gpu(result, gpus).to_dict(), cells["system"].strip())
+
+
+def _train(args: argparse.Namespace) -> int:
+    from model.performance import training  # lazy: numpy and the catalog load only for this command
+
+    return _run_perf(args, "train", TRAIN_COLUMNS, TRAIN_OPTIONAL, _train_row,
                      ("system", "gpus", "workload", "precision", "seq_len", "global_batch"),
                      lambda: training.train_estimate(args.system, args.gpus, args.workload, args.precision,
                                                      args.seq_len, args.global_batch, args.tokens, date=args.date))
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from model.performance import batch, serving  # lazy: numpy and the catalog load only for this command
+    from model.performance import serving  # lazy: numpy and the catalog load only for this command
 
     required = ("system", "gpus", "workload", "precision", "input_tokens", "output_tokens")
     if args.pareto and not args.batch:
         missing = [n for n in required if getattr(args, n) is None]
         if missing:
             raise InputError("perf serve --pareto: missing " + ", ".join("--" + m.replace("_", "-") for m in missing))
+        check_gpus(args.gpus)
         for point in serving.serve_pareto(args.system, args.gpus, args.workload, args.precision, args.input_tokens,
                                           args.output_tokens, date=args.date, max_ttft_s=args.max_ttft_s,
                                           prefill_system=args.prefill_system):
-            print(json.dumps(point))
+            _emit(point)
         return EXIT_OK
-    return _run_perf(args, "serve", batch.serve_batch, required,
-                     lambda: serving.serve_estimate(args.system, args.gpus, args.workload, args.precision,
-                                                    args.input_tokens, args.output_tokens, scenario=args.scenario,
-                                                    date=args.date, min_user_tokens_per_s=args.min_user_tokens_per_s,
-                                                    max_ttft_s=args.max_ttft_s, prefill_system=args.prefill_system))
+    return _run_perf(args, "serve", SERVE_COLUMNS, SERVE_OPTIONAL, _serve_row, required,
+                     lambda: serve_uses_every_gpu(
+                         serving.serve_estimate(args.system, args.gpus, args.workload, args.precision,
+                                                args.input_tokens, args.output_tokens, scenario=args.scenario,
+                                                date=args.date, min_user_tokens_per_s=args.min_user_tokens_per_s,
+                                                max_ttft_s=args.max_ttft_s, prefill_system=args.prefill_system),
+                         args.gpus))

@@ -22,7 +22,8 @@ def register(sub) -> None:
                        formatter_class=RAW)
     r.add_argument("scenario", help="scenario file, e.g. scenarios/baseline.toml")
     r.add_argument("--seed", type=seed, default=0, help="random seed, a whole number >= 0 (default 0)")
-    r.add_argument("--out", help="result folder (default results/<scenario name>)")
+    r.add_argument("--out", help="result folder (default results/<scenario name>): absent, empty, or an earlier "
+                   "result folder (replaced whole); anything else is refused")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario value by dotted path; repeatable")
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -76,14 +77,15 @@ def run_command(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: `airace --help` and the other commands do not pay for pandas and the market.
     from model.market import run_params
-    from model.results.folders import write_result_folder
+    from model.results.folders import check_output_folder, write_result_folder
     from model.scenario import load_scenario, scenario_hash
 
     path = Path(args.scenario)
+    out = Path(args.out) if args.out else Path("results") / path.stem
+    check_output_folder(out, "run", keep=[path])  # before the run: a folder we may not write is known at once
     result = run_params(load_scenario(path, args.set), seed=args.seed)  # validated once; [sweep] is not used
     manifest = {"scenario_file": str(path), "scenario_sha256": scenario_hash(path), "overrides": list(args.set),
                 **result.manifest}
-    out = Path(args.out) if args.out else Path("results") / path.stem
     write_result_folder(out, result.tables(), manifest)
     if not args.quiet:
         print(f"wrote {out}/ (agents, market, events, manifest) in {manifest['wall_time_s']:.2f} s")

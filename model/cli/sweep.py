@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from model.cli.args import RAW, positive_int, seed
+from model.cli.args import RAW, positive_float, positive_int, seed
 
 
 def register(sub) -> None:
@@ -33,6 +33,8 @@ def register(sub) -> None:
                     help="continue a sweep folder: keep finished runs with the same parameters, run the rest")
     sw.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a scenario value by dotted path for every run; repeatable")
+    sw.add_argument("--run-timeout-s", type=positive_float, default=None, metavar="SECONDS",
+                    help="a run that takes longer is recorded as failed (default 1800)")
     sw.add_argument("--quiet", action="store_true", help="no progress bar or summary, only errors")
     sw.set_defaults(func=sweep_command)
 
@@ -42,9 +44,16 @@ def sweep_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from model.sweep import run_sweep
+    from model.sweep.runner import DEFAULT_RUN_TIMEOUT_S, SchedulerLost
 
-    out = run_sweep(args.scenario, args.runs, out=args.out, base_seed=args.seed, overrides=list(args.set),
-                    workers=args.workers, scheduler=args.scheduler, resume=args.resume, progress=not args.quiet)
+    timeout = DEFAULT_RUN_TIMEOUT_S if args.run_timeout_s is None else args.run_timeout_s
+    try:
+        out = run_sweep(args.scenario, args.runs, out=args.out, base_seed=args.seed, overrides=list(args.set),
+                        workers=args.workers, scheduler=args.scheduler, resume=args.resume,
+                        progress=not args.quiet, run_timeout_s=timeout)
+    except SchedulerLost as exc:
+        print(f"airace: error: {exc}", file=sys.stderr)
+        return 1
     runs = pd.read_parquet(Path(out) / "runs.parquet")
     failed = runs[runs["status"] == "failed"]
     if not args.quiet:

@@ -139,7 +139,12 @@ class MarketModel(Model):
 
     # -- market-wide quantities agents consult -------------------------------------------------------------------
     def newest_shipping(self, t: int) -> str:
+        """The newest system shipping in month t; before any ships (a roadmap delayed past the start), the first to
+        ship."""
         shipping = [k for k in self.system_keys if self.supplier.shipping(k, t)]
+        if not shipping:
+            live = [k for k in self.system_keys if self.supplier.shipping(k, max(t, self.supplier.first[k]))]
+            return min(live, key=lambda k: self.supplier.first[k])
         return max(shipping, key=lambda k: self.supplier.first[k])
 
     def best_usd_per_facility_mw(self, t: int, pue: float) -> float:

@@ -148,7 +148,7 @@ class Supplier(Agent):
         queue = (self.backlog_units(k) + extra_units) * systems()[k].gpus_per_system
         done = int(np.searchsorted(cum, made_before + queue))
         if done >= len(cum):  # beyond the horizon: continue at the last month's rate
-            rate = max(cum[-1] - cum[-2], 1.0)
+            rate = max(cum[-1] - (cum[-2] if len(cum) > 1 else 0.0), 1.0)  # a one-month horizon has one month
             return len(cum) - t + (made_before + queue - cum[-1]) / rate
         return max(0, done - t) if queue > 0 else max(0, self.first[k] - t)
 

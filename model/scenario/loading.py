@@ -22,11 +22,19 @@ MAX_EXTENDS_DEPTH = 8
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder (expected a scenario file, e.g. scenarios/baseline.toml)")
     if not path.is_file():
         raise InputError(f"{path}: scenario file not found")
+    data = path.read_bytes()
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); expected a TOML "
+                         "file in UTF-8") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message already carries "(at line N, column M)".
         raise InputError(f"{path}: invalid TOML: {exc}") from None
@@ -138,7 +146,11 @@ def _overridden(data: dict[str, Any], overrides: Sequence[str], source: str) -> 
         if "=" not in item:
             raise InputError(f"{source} {item!r}: expected KEY=VALUE with a dotted key, e.g. supply.slip_months=6")
         dotted, text = item.split("=", 1)
-        parts = [p for p in dotted.strip().split(".") if p]
+        parts = dotted.strip().split(".")
+        if not dotted.strip() or any(not p.strip() for p in parts):
+            raise InputError(f"{source} {item!r}: expected KEY=VALUE with a dotted key like supplier.slip_months, "
+                             f"got the key {dotted.strip()!r}")
+        parts = [p.strip() for p in parts]
         node: Any = out
         for depth, part in enumerate(parts):
             where = f"{source} {'.'.join(parts[: depth + 1])}"

@@ -1,7 +1,17 @@
 """The scenario schema: every field, its type, range and default, as frozen pydantic models.
 
 The market reads a validated `Scenario` by attribute (`scenario.kinds.neocloud.pue`). Defaults live here and only
-here. Fields that exist for some kinds of buyer only are fields of that kind's model (`NeocloudKind`, `LabKind`), so
+here.
+
+Every number is finite and lies in a physically meaningful range, so that any scenario that passes validation runs
+in bounded time and memory (the bounds are far outside every sourced value; each says why where it is defined):
+power and campus sizes from 1 MW (a few racks) up to 100 GW (`MAX_MW`, twice the world's data-centre power in
+2024), money up to USD 100 trillion a year (`MAX_USD_BN`, about the world's GDP), growth rates up to 10 (11x) a
+year, multipliers and exponents up to 100, durations up to `MAX_MONTHS` (50 years), GPU counts up to
+`MAX_GPUS` (2**24 in one job or fabric, 10**8 in one starting fleet), frontier runs from 10**20 to 10**32 FLOP,
+and the horizon from the first shipment in the catalog to `LAST_MONTH`.
+
+Fields that exist for some kinds of buyer only are fields of that kind's model (`NeocloudKind`, `LabKind`), so
 they are required where they apply and refused where they do not. Validation, with its one-line errors, is in
 `model.scenario.validation`.
 """
@@ -23,6 +33,18 @@ BASELINE_SYSTEM = "hgx_h100"  # the system every other is measured against (H100
 MONTH_PATTERN = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 YEAR_PATTERN = re.compile(r"^\d{4}$")
 BUYER_KINDS = ("hyperscaler", "neocloud", "lab", "other")
+LAST_MONTH = "2100-12"  # the catalog's projections end around 2030; no horizon goes past the century
+MAX_MONTHS = 600  # 50 years: every lead time, lag, delay or lifetime is shorter
+MAX_YEARS = 50.0
+MAX_MW = 100_000.0  # 100 GW: twice the world's data centres in 2024 (IEA: 415 TWh, ~47 GW); no buyer is larger
+MIN_SITE_MW = 1.0  # a site holds at least a few racks (one NVL72 rack draws about 0.13 MW)
+MAX_USD_BN = 100_000.0  # USD 100 trillion a year: about the world's GDP
+MAX_GROWTH = 10.0  # +1000% a year: above anything sustained by any firm (AI labs' revenue grew ~10x in a year)
+MAX_FACTOR = 100.0  # scenario knobs that scale something (multipliers, exponents, sharpness)
+MAX_GPUS = 1 << 24  # 16.8 M GPUs in one job, cluster or fabric (30x the largest fabric of the scenarios)
+MAX_FLEET_GPUS = 100_000_000  # GPUs in one buyer's starting fleet (more than every data-centre GPU shipped)
+MIN_FLOP, MAX_FLOP = 1e20, 1e32  # frontier runs: GPT-3 was 3e23; 1e32 is 10**6 x today's largest
+MAX_TOKENS = 1 << 24  # sequence lengths and request sizes
 
 
 def _month(text: str) -> str:
@@ -34,6 +56,12 @@ def _month(text: str) -> str:
 def _year(text: str) -> str:
     if not YEAR_PATTERN.match(text):
         raise ValueError("a year as YYYY")
+    return text
+
+
+def _before_last(text: str) -> str:
+    if text > LAST_MONTH:
+        raise ValueError(f"a month up to {LAST_MONTH}")
     return text
 
 
@@ -49,7 +77,7 @@ def _workload(key: str) -> str:
     return key
 
 
-Month = Annotated[str, AfterValidator(_month)]
+Month = Annotated[str, AfterValidator(_month), AfterValidator(_before_last)]
 Year = Annotated[str, AfterValidator(_year)]
 System = Literal[NVIDIA_SYSTEM_KEYS]  # type: ignore[valid-type]  # the market sells NVIDIA's systems only (issue 18)
 Number = Annotated[float, AfterValidator(_finite)]
@@ -58,7 +86,20 @@ Positive = Annotated[float, Field(gt=0), AfterValidator(_finite)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
-ByYear = dict[Year, NonNegative]
+Months = Annotated[int, Field(ge=0, le=MAX_MONTHS)]  # a lead time, lag or delay
+PositiveMonths = Annotated[float, Field(gt=0, le=MAX_MONTHS)]
+Years = Annotated[float, Field(gt=0, le=MAX_YEARS)]
+Gpus = Annotated[int, Field(gt=0, le=MAX_GPUS)]
+FleetGpus = Annotated[int, Field(ge=0, le=MAX_FLEET_GPUS)]
+Tokens = Annotated[int, Field(gt=0, le=MAX_TOKENS)]
+MW = Annotated[float, Field(ge=0, le=MAX_MW)]
+SiteMW = Annotated[float, Field(ge=MIN_SITE_MW, le=MAX_MW)]
+UsdBn = Annotated[float, Field(ge=0, le=MAX_USD_BN)]
+Growth = Annotated[float, Field(gt=-1, le=MAX_GROWTH)]  # a rate a year: -0.5 halves, 1 doubles
+Factor = Annotated[float, Field(ge=0, le=MAX_FACTOR)]
+PositiveFactor = Annotated[float, Field(gt=0, le=MAX_FACTOR)]
+Flop = Annotated[float, Field(ge=MIN_FLOP, le=MAX_FLOP)]
+ByYear = dict[Year, UsdBn]
 ByMonth = dict[Month, Positive]
 Precision = Literal["bf16", "fp8", "nvfp4"]
 
@@ -86,41 +127,41 @@ class _Frozen(BaseModel):
 class Frontier(_Frozen):
     """Labs' own frontier runs: a trend in FLOP, bounded by how long a run may take."""
 
-    flop_2024: Positive
-    growth_per_year: Positive
-    max_run_days: Positive
-    min_run_growth: Annotated[float, Field(ge=1)]
+    flop_2024: Flop
+    growth_per_year: Annotated[float, Field(ge=0.1, le=MAX_GROWTH + 1)]  # a factor a year: 4.5 = 4.5x
+    max_run_days: Annotated[float, Field(gt=0, le=MAX_YEARS * 365)]
+    min_run_growth: Annotated[float, Field(ge=1, le=MAX_FACTOR)]
     precision: Precision
 
 
 class Rental(_Frozen):
     """Rental price per GPU-hour: cost recovery plus a scarcity premium."""
 
-    amortization_years: Positive
+    amortization_years: Years
     utilization: Annotated[float, Field(gt=0, lt=1)]
-    margin: NonNegative
+    margin: Factor
     pue: Annotated[float, Field(ge=1, le=3)]
-    usd_per_kwh: NonNegative
-    scarcity_premium: NonNegative
-    scarcity_backlog_months: Positive
+    usd_per_kwh: Annotated[float, Field(ge=0, le=10)]  # USD 10/kWh: 50x a high retail price
+    scarcity_premium: Factor
+    scarcity_backlog_months: PositiveMonths
 
 
 class TrainJob(_Frozen):
     workload: Annotated[str, AfterValidator(_workload)]
-    gpus: PositiveInt
-    seq_len: PositiveInt
-    global_batch_seqs: PositiveInt
+    gpus: Gpus
+    seq_len: Tokens
+    global_batch_seqs: Annotated[int, Field(gt=0, le=1 << 30)]
     precision: Precision
 
 
 class ServeJob(_Frozen):
     workload: Annotated[str, AfterValidator(_workload)]
-    gpus: PositiveInt
-    input_tokens: PositiveInt
-    output_tokens: PositiveInt
+    gpus: Gpus
+    input_tokens: Tokens
+    output_tokens: Tokens
     scenario: Literal["offline", "server", "interactive"]
     precision: Literal["fp8", "nvfp4"]
-    weight: Positive
+    weight: PositiveFactor
     since: Month | None = None  # the workload's public release: buyers value systems on it from then on
 
 
@@ -135,21 +176,21 @@ class Supplier(_Frozen):
     """NVIDIA: roadmap slips, pricing, packaging and memory capacity, allocation."""
 
     slip_after: Month
-    slip_months: Annotated[list[NonNegativeInt], Field(min_length=1)]
-    slip_probs: Annotated[list[Fraction], Field(min_length=1)]
-    launch_premium: NonNegative
-    premium_decay_months: Positive
+    slip_months: Annotated[list[Months], Field(min_length=1, max_length=MAX_MONTHS)]
+    slip_probs: Annotated[list[Fraction], Field(min_length=1, max_length=MAX_MONTHS)]
+    launch_premium: Factor
+    premium_decay_months: PositiveMonths
     price_decline_per_year: Annotated[float, Field(ge=0, lt=1)]
-    attach_revenue_fraction: NonNegative
+    attach_revenue_fraction: Factor
     ramp_first_month_fraction: Annotated[float, Field(gt=0, le=1)]
-    supply_growth_multiplier: NonNegative
-    order_size_exponent: NonNegative
+    supply_growth_multiplier: Factor
+    order_size_exponent: Annotated[float, Field(ge=0, le=10)]  # pro rata to units**10 is already winner-takes-all
     expected_share_of_capacity: Annotated[float, Field(gt=0, le=1)]
-    delay_months: dict[System, NonNegativeInt]
-    volume_delay_months: dict[System, NonNegativeInt] = {}
-    cowos_wafers_per_month: Annotated[ByMonth, Field(min_length=1)]
-    hbm_tb_per_month: Annotated[ByMonth, Field(min_length=1)]
-    gpus_per_wafer: dict[System, Positive]
+    delay_months: dict[System, Months]
+    volume_delay_months: dict[System, Months] = {}
+    cowos_wafers_per_month: Annotated[dict[Month, Annotated[float, Field(gt=0, le=10_000_000)]], Field(min_length=1)]
+    hbm_tb_per_month: Annotated[dict[Month, Annotated[float, Field(gt=0, le=100_000_000)]], Field(min_length=1)]
+    gpus_per_wafer: dict[System, Annotated[float, Field(gt=0, le=1000)]]
     nvidia_share_of_system_price: dict[System, Annotated[float, Field(gt=0, le=1)]]
 
     def delays_months(self, system: str) -> tuple[int, int]:
@@ -161,23 +202,23 @@ class Supplier(_Frozen):
 class KindBase(_Frozen):
     """Behaviour and physics shared by every buyer of a kind."""
 
-    start_site_mw: Positive
-    budget_carry_months: Positive
-    capex_multiplier: NonNegative
+    start_site_mw: SiteMW
+    budget_carry_months: PositiveMonths
+    capex_multiplier: Factor
     ai_systems_share: Fraction
-    capex_growth_after_guidance: Annotated[float, Field(gt=-1), AfterValidator(_finite)]
+    capex_growth_after_guidance: Growth
     pue: Annotated[float, Field(ge=1, le=3)]
-    integration_lag_months: NonNegativeInt
-    construction_lead_months: NonNegativeInt
-    construction_delay_max_months: NonNegativeInt
-    max_site_mw: Positive
-    min_build_mw: NonNegative
-    power_buffer_months: NonNegativeInt
+    integration_lag_months: Months
+    construction_lead_months: Months
+    construction_delay_max_months: Months
+    max_site_mw: SiteMW
+    min_build_mw: MW
+    power_buffer_months: Months
     training_weight: Fraction
-    preorder_lookahead_months: NonNegativeInt
-    wait_tau_months: Positive
-    gpu_lifetime_years: Positive
-    fleet_start_age_months: NonNegativeInt
+    preorder_lookahead_months: Months
+    wait_tau_months: PositiveMonths
+    gpu_lifetime_years: Years
+    fleet_start_age_months: Months
     power_unconstrained: bool = False  # many small sites whose power is not modelled (the rest of the market)
 
 
@@ -189,18 +230,18 @@ class NeocloudKind(KindBase):
     """Neoclouds fund part of their capex with debt raised against their contract backlog."""
 
     equity_funded_share: Fraction
-    financing_lag_months: NonNegativeInt
-    debt_multiple_of_backlog: NonNegative
+    financing_lag_months: Months
+    debt_multiple_of_backlog: Factor
 
 
 class LabKind(KindBase):
     """Labs buy compute with revenue, mostly under contracts with providers."""
 
-    revenue_growth_after: Annotated[float, Field(gt=-1), AfterValidator(_finite)]
-    compute_spend_per_revenue: NonNegative
-    contracting_interval_months: PositiveInt
-    contract_years: Positive
-    min_contract_usd_bn: NonNegative
+    revenue_growth_after: Growth
+    compute_spend_per_revenue: Factor
+    contracting_interval_months: Annotated[int, Field(gt=0, le=MAX_MONTHS)]
+    contract_years: Years
+    min_contract_usd_bn: UsdBn
 
 
 class OtherKind(KindBase):
@@ -219,10 +260,10 @@ class Owner(_Frozen):
 
     capex_usd_bn: ByYear = {}
     ai_systems_share: Fraction | None = None  # None: the kind's share
-    power_mw_start: NonNegative = 0.0
-    power_mw_under_construction: NonNegative = 0.0
-    power_add_mw_per_year: NonNegative | ByYear = 0.0
-    fleet_start: dict[System, NonNegativeInt] = {}
+    power_mw_start: MW = 0.0
+    power_mw_under_construction: MW = 0.0
+    power_add_mw_per_year: MW | dict[Year, MW] = 0.0
+    fleet_start: dict[System, FleetGpus] = {}
 
     def systems_share(self, kind: KindBase) -> float:
         """Share of capex that goes to NVIDIA systems: this buyer's own, else its kind's."""
@@ -235,7 +276,7 @@ class Provider(Owner):
 
 class Lab(Owner):
     hosts: list[str] = []
-    frontier_flop_factor: Positive = 1.0
+    frontier_flop_factor: PositiveFactor = 1.0
     revenue_usd_bn: ByYear = {}
     nvidia_share_of_compute: Fraction = 1.0
 
@@ -244,7 +285,7 @@ class RestOfMarket(_Frozen):
     """Everyone else, as one buyer whose NVIDIA spending is a share of the total."""
 
     share_of_nvidia_demand: Annotated[float, Field(ge=0, lt=1)] | dict[Year, Annotated[float, Field(ge=0, lt=1)]]
-    fleet_start: dict[System, NonNegativeInt] = {}
+    fleet_start: dict[System, FleetGpus] = {}
 
 
 class Contract(_Frozen):
@@ -252,8 +293,8 @@ class Contract(_Frozen):
     provider: str
     date: Month
     start: Month | None = None
-    value_usd_bn: Positive
-    duration_years: Positive
+    value_usd_bn: Annotated[float, Field(gt=0, le=MAX_USD_BN)]
+    duration_years: Years
 
 
 class Scenario(_Frozen):
@@ -261,15 +302,15 @@ class Scenario(_Frozen):
 
     start: Month
     end: Month
-    at_scale_gpus: PositiveInt
-    transit_months: NonNegativeInt
-    fabric_max_gpus: PositiveInt
-    reference_frontier_flop: Positive
-    power_lead_time_multiplier: Positive
-    choice_sharpness: Positive
+    at_scale_gpus: Gpus
+    transit_months: Months
+    fabric_max_gpus: Gpus
+    reference_frontier_flop: Flop
+    power_lead_time_multiplier: PositiveFactor
+    choice_sharpness: PositiveFactor
     choice_min_weight: Annotated[float, Field(ge=0, lt=1)]
     reference_jobs: ReferenceJobs
-    max_campus_mw: Annotated[ByMonth, Field(min_length=1)]
+    max_campus_mw: Annotated[dict[Month, SiteMW], Field(min_length=1)]
     frontier: Frontier
     rental: Rental
     supplier: Supplier

@@ -134,6 +134,7 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
         for a, b in zip(dates, dates[1:], strict=False):
             if b <= a:
                 fail(f"{path}.{b}", f"expected dates in increasing order, got {b!r} after {a!r}")
+    _check_fleets_fit(s, fail)
     providers = set(s.hyperscaler) | set(s.neocloud)
     agents = providers | set(s.lab) | set(s.other)
     seen: set[str] = set()
@@ -157,6 +158,26 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
             fail(f"contracts.{i}.lab", f"expected an agent, got {c.lab!r}{nearest(c.lab, sorted(agents))}")
         if c.start is not None and c.start < c.date:
             fail(f"contracts.{i}.start", f"expected a month on or after its date ({c.date}), got {c.start!r}")
+
+
+def _check_fleets_fit(s: Scenario, fail: Callable[[str, str], None]) -> None:
+    """A buyer's starting fleet is online from the start, so it must fit in the power it starts with (facility MW:
+    the systems' power per GPU x the kind's PUE); a fleet larger than that would be cut without a word."""
+    catalog = systems()
+    for kind, name in s.named_agents():
+        if kind == "other":
+            continue  # the rest of the market: power not modelled
+        owner = getattr(s, kind)[name]
+        terms = getattr(s.kinds, kind)
+        if terms.power_unconstrained or not owner.fleet_start:
+            continue
+        need_mw = sum(gpus * catalog[k].system_power_kw_per_gpu * terms.pue / 1000.0
+                      for k, gpus in owner.fleet_start.items())
+        if need_mw > owner.power_mw_start * (1 + 1e-9):
+            shown = ", ".join(f"{k} = {gpus:,}" for k, gpus in owner.fleet_start.items())
+            fail(f"{kind}.{name}.fleet_start", f"expected a starting fleet that fits in power_mw_start "
+                                               f"({owner.power_mw_start:,.0f} MW), got {shown}, which needs "
+                                               f"{need_mw:,.0f} MW (PUE {terms.pue:g})")
 
 
 def _check_reference_jobs(jobs: ReferenceJobs, fail: Callable[[str, str], None]) -> None:
@@ -193,8 +214,8 @@ def _chain(path: Path) -> list[tuple[Path, dict]]:
     while path not in seen and path.is_file():
         seen.add(path)
         try:
-            data = tomllib.loads(path.read_text())
-        except (tomllib.TOMLDecodeError, OSError):
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
             break
         out.append((path, data))
         parent = data.get("extends")

@@ -9,15 +9,20 @@ layout is the one in the shared notes (sweep.json, runs.parquet, runs/run_NNNN/,
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import copy
 import json
 import multiprocessing
 import os
+import select
 import shutil
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +36,8 @@ from model.results.folders import (
     RUNS_DIR,
     RUNS_TABLE,
     SWEEP_JSON,
+    check_output_folder,
+    remove_stale_temporaries,
     run_folder_name,
     table_file,
     write_json,
@@ -43,6 +50,72 @@ from model.sweep.design import Design, build_design, canonical_json, params_sha2
 
 RUN_COLUMNS = ["run", "seed", "status", "error", "wall_time_s"]
 RUNS_TABLE_EVERY_S = 2.0  # rewrite runs.parquet at most this often while runs finish
+DEFAULT_RUN_TIMEOUT_S = 1800.0
+"""A run that takes longer is recorded as failed. The baseline to 2030 takes about 2 s and to 2050 about 10 s on
+one core; half an hour is far beyond any run of a valid scenario and still ends a sweep that meets a bug."""
+
+
+class SchedulerLost(RuntimeError):
+    """The Dask scheduler went away during a sweep (the runs recorded so far are kept)."""
+
+
+class RunTimedOut(Exception):
+    """A run took longer than the sweep's per-run time limit."""
+
+
+def _raise_timed_out(signum, frame) -> None:  # noqa: ARG001
+    raise RunTimedOut("the run took longer than --run-timeout-s")
+
+
+@contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise `RunTimedOut` in the block after `seconds` (SIGALRM: a local worker's main thread only; elsewhere, as
+    in a Dask worker's thread, the sweep's parent abandons the run after `abandon_after_s`)."""
+    if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _raise_timed_out)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def abandon_after_s(timeout_s: float) -> float:
+    """Seconds after submission when the parent gives up on a run that has not reported (a queued run waits for
+    at most one other run per worker before it starts)."""
+    return 2 * timeout_s + 60.0
+
+
+def die_with_parent(sweep_pid: int) -> None:
+    """Worker initializer: end this worker as soon as the sweep process `sweep_pid` is gone, so a sweep killed
+    with SIGKILL leaves no worker behind (nor the fork server and resource tracker, which exit when the last
+    worker does). A worker's parent is the fork server, which each worker keeps alive (Python passes it the fork
+    server's liveness pipe), so the kernel's parent-death signal cannot do this: a daemon thread waits on the
+    sweep process (a pidfd on Linux, else a check every second) and exits the worker at once."""
+    thread = threading.Thread(target=_exit_when_gone, args=(sweep_pid,), name="airace-die-with-parent",
+                              daemon=True)
+    thread.start()
+
+
+def _exit_when_gone(pid: int) -> None:
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or the process is already gone
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])  # readable when the process ends
+        os._exit(1)
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass
+        time.sleep(1.0)
 
 
 @dataclass(frozen=True)
@@ -54,6 +127,7 @@ class RunTask:
     params: dict
     out_dir: str
     manifest: dict
+    timeout_s: float | None = None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -76,8 +150,12 @@ def execute_run(task: RunTask, runner: Callable | None = None) -> dict:
         with terminate_as_interrupt():
             if runner is None:
                 from model.market import run_params as runner
-            result = runner(copy.deepcopy(task.params), task.seed)
+            with _time_limit(task.timeout_s):
+                result = runner(copy.deepcopy(task.params), task.seed)
             write_result_folder(task.out_dir, result.tables(), {**task.manifest, **result.manifest})
+    except RunTimedOut:
+        return {**record, "status": "failed", "error": f"RunTimedOut: no result within --run-timeout-s "
+                f"{task.timeout_s:g} s", "wall_time_s": time.perf_counter() - t0}
     except Exception as exc:  # noqa: BLE001 - a failing run is data for the sweep, not a crash of it
         return {**record, "status": "failed", "error": _one_line(exc), "wall_time_s": time.perf_counter() - t0}
     return {**record, "status": "ok", "error": "", "wall_time_s": time.perf_counter() - t0}
@@ -114,8 +192,10 @@ def combine_tables(out: Path, records: dict[int, dict], design: Design) -> dict[
     return combined
 
 
-def _check_resume(out: Path, header: dict, resume: bool) -> None:
-    """Refuse to mix sweeps: an existing folder is reused only with --resume and only for the same design."""
+def _check_resume(out: Path, header: dict, resume: bool, keep: Sequence[Path] = ()) -> None:
+    """Refuse to mix sweeps or lose files: an existing folder is reused only with --resume, only when it is a
+    sweep folder, and only for the same design."""
+    check_output_folder(out, "sweep", keep=keep)  # absent, empty, or a sweep folder; a file is exit 1
     if not out.exists() or not any(out.iterdir()):
         return
     sweep_json = out / SWEEP_JSON
@@ -171,10 +251,13 @@ def _local_pool(workers: int) -> cf.ProcessPoolExecutor:
         ctx.set_forkserver_preload(["model.sweep.runner", "model.market"])
     else:  # pragma: no cover - not Linux
         ctx = multiprocessing.get_context("spawn")
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent,
+                                  initargs=(os.getpid(),))
 
 
 def _dask_executor(address: str):
+    import logging
+
     from distributed import Client
     from distributed.comm import get_address_host, parse_address
     from distributed.comm.registry import get_backend
@@ -190,6 +273,11 @@ def _dask_executor(address: str):
     except (OSError, ValueError, TypeError) as exc:
         raise InputError(f"--scheduler {address!r}: cannot connect to a Dask scheduler ({_one_line(exc)}); "
                          f"{expected}") from None
+    # The sweep reports a lost scheduler or worker itself (failed runs, one line); distributed's own log lines
+    # (CommClosedError tracebacks while a Client closes after Ctrl-C or a killed scheduler) would bury it.
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     return client, client.get_executor(pure=False)
 
 
@@ -197,11 +285,12 @@ def _dask_executor(address: str):
 def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None, base_seed: int = 0,
               overrides: Sequence[str] = (), workers: int | None = None, scheduler: str | None = None,
               executor: cf.Executor | None = None, resume: bool = False, progress: bool = False,
-              runner: Callable | None = None) -> Path:
+              runner: Callable | None = None, run_timeout_s: float | None = DEFAULT_RUN_TIMEOUT_S) -> Path:
     """Run `runs` seeded runs of a scenario (sampling its `[sweep]` table) and write the sweep folder; return it.
 
     Execution: `executor` if given (left open), else dask.distributed at `scheduler`, else a local process pool of
     `workers` (default: all cores). `runner(params, seed) -> Results` replaces `model.market.run_params` (tests).
+    A run that takes longer than `run_timeout_s` is recorded as failed (None: no limit).
     The local pool starts its workers from a fork server, so a script calling this needs the usual
     `if __name__ == "__main__":` guard (notebooks and `python -c` need nothing).
     """
@@ -216,6 +305,8 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         raise InputError(f"--workers {workers!r}: expected a positive whole number")
     if isinstance(base_seed, bool) or not isinstance(base_seed, int) or base_seed < 0:
         raise InputError(f"--seed {base_seed!r}: expected a whole number >= 0 (run i uses seed BASE+i)")
+    if run_timeout_s is not None and not (isinstance(run_timeout_s, (int, float)) and 0 < run_timeout_s < 1e9):
+        raise InputError(f"--run-timeout-s {run_timeout_s!r}: expected a positive number of seconds")
     if scheduler is not None and workers is not None:
         raise InputError("--workers and --scheduler: give one (Dask workers are started with `dask worker`)")
     params = apply_overrides(load_scenario_dict(path), list(overrides))
@@ -233,7 +324,7 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
               "base_seed": base_seed, "parameters": design.spec_table(), "design": design.design,
               "package_version": _package_version(), "started": started, "finished": None, "wall_time_s": None,
               "executor": None}
-    _check_resume(out_dir, header, resume)
+    _check_resume(out_dir, header, resume, keep=[path])
     runs_dir = out_dir / RUNS_DIR
     tasks = []
     for run in range(runs):
@@ -241,7 +332,8 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         sampled = [f"{k}={toml_literal(v)}" for k, v in design.samples[run].items()]
         manifest = {"scenario_file": str(path), "scenario_sha256": header["scenario_sha256"],
                     "overrides": list(overrides) + sampled, "sweep": {"dir": str(out_dir), "run": run}}
-        tasks.append(RunTask(run, base_seed + run, run_params, str(runs_dir / run_folder_name(run)), manifest))
+        tasks.append(RunTask(run, base_seed + run, run_params, str(runs_dir / run_folder_name(run)), manifest,
+                             run_timeout_s))
     records = _finished_runs(out_dir, tasks) if resume else {}
     todo = [t for t in tasks if t.run not in records]
 
@@ -260,18 +352,27 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
     header["executor"] = description
     try:
         runs_dir.mkdir(parents=True, exist_ok=True)
-        for stray in runs_dir.glob(".run_*"):  # temporary folders of runs killed hard (SIGKILL) earlier
-            shutil.rmtree(stray, ignore_errors=True)
+        remove_stale_temporaries(runs_dir, unmarked=True)  # temporary folders of runs killed hard (SIGKILL) earlier
+        remove_stale_temporaries(out_dir)  # and of sweep.json, runs.parquet, the combined tables
         for task in todo:  # a folder left from other parameters must not survive a failed rerun
             if Path(task.out_dir).exists():
                 shutil.rmtree(task.out_dir)
         write_json(out_dir / SWEEP_JSON, header)
-        _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress)
+        try:
+            _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress,
+                   None if run_timeout_s is None else abandon_after_s(run_timeout_s))
+        except Exception as exc:
+            if client is not None and client.status in ("closing", "closed"):
+                raise SchedulerLost(f"--scheduler {scheduler}: the Dask scheduler went away ({_one_line(exc)}); "
+                                    f"{len(records)} runs are recorded in {out_dir / RUNS_TABLE}; continue with "
+                                    "--resume") from None
+            raise
     finally:
         if own_executor:
             if client is not None:
-                executor.shutdown(wait=False)
-                client.close()
+                with contextlib.suppress(Exception):  # a scheduler that went away cannot be told goodbye
+                    executor.shutdown(wait=False)
+                    client.close()
             else:
                 executor.shutdown(wait=True, cancel_futures=True)  # running tasks finish their folders
         if records:
@@ -284,8 +385,10 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
 
 
 def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict], runner: Callable | None,
-           in_flight: int, out_dir: Path, design: Design, runs: int, progress: bool) -> None:
-    """Submit at most `in_flight` runs at a time, record each as it finishes, keep runs.parquet current."""
+           in_flight: int, out_dir: Path, design: Design, runs: int, progress: bool,
+           abandon_s: float | None = None) -> None:
+    """Submit at most `in_flight` runs at a time, record each as it finishes, keep runs.parquet current. A run
+    with no answer `abandon_s` after submission (a Dask worker thread cannot be interrupted) is recorded failed."""
     from tqdm import tqdm
 
     from model.interrupts import terminate_as_interrupt
@@ -296,15 +399,28 @@ def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict],
     bar.set_postfix(failed=failed, refresh=False)
     queue = iter(todo)
     pending: dict[cf.Future, RunTask] = {}
+    submitted: dict[cf.Future, float] = {}
     last_write = time.monotonic()
     try:
         with terminate_as_interrupt():
             while True:
                 while len(pending) < in_flight and (task := next(queue, None)) is not None:
-                    pending[executor.submit(execute_run, task, runner)] = task
+                    future = executor.submit(execute_run, task, runner)
+                    pending[future], submitted[future] = task, time.monotonic()
                 if not pending:
                     break
                 done, _ = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                if abandon_s is not None:
+                    now = time.monotonic()
+                    for future in [f for f in pending if f not in done and now - submitted[f] > abandon_s]:
+                        task = pending.pop(future)
+                        future.cancel()
+                        records[task.run] = {"run": task.run, "seed": task.seed, "status": "failed",
+                                             "error": f"RunTimedOut: no answer within {abandon_s:g} s of submission "
+                                                      "(abandoned)", "wall_time_s": now - submitted[future]}
+                        failed += 1
+                        bar.set_postfix(failed=failed, refresh=False)
+                        bar.update(1)
                 for future in done:
                     record = _record(future, pending.pop(future))
                     records[record["run"]] = record
@@ -321,8 +437,13 @@ def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict],
 
 
 def _record(future: cf.Future, task: RunTask) -> dict:
-    """The task's own record, or a failed record when the worker itself broke (process died, task lost)."""
-    exc = future.exception()
+    """The task's own record, or a failed record when the worker itself broke (process died, task lost, a Dask
+    future cancelled because its scheduler went away)."""
+    try:
+        exc = future.exception()
+    except cf.CancelledError:
+        return {"run": task.run, "seed": task.seed, "status": "failed",
+                "error": "cancelled: the worker or the Dask scheduler went away", "wall_time_s": float("nan")}
     if exc is None:
         return future.result()
     if not isinstance(exc, Exception):  # KeyboardInterrupt/SystemExit in a worker: the user is stopping us
