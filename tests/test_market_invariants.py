@@ -156,9 +156,13 @@ def test_structurally_odd_scenarios_run_and_keep_the_invariants(params, change):
         tree["lab"] = {}
         tree["contracts"] = [c for c in tree["contracts"] if c["lab"] not in params["lab"]]
         tree["deliver_contracts_of"] = []
+        tree["allocation"]["partners"] = {a: m for a, m in params["allocation"]["partners"].items()
+                                          if a not in params["lab"]}
     elif change == "no neoclouds":
         tree["neocloud"] = {}
         tree["contracts"] = [c for c in tree["contracts"] if c["provider"] not in params["neocloud"]]
+        tree["allocation"]["partners"] = {a: m for a, m in params["allocation"]["partners"].items()
+                                          if a not in params["neocloud"]}
     elif change == "no capex":
         for kind in ("hyperscaler", "neocloud", "lab", "other"):
             tree["kinds"][kind]["capex_multiplier"] = 0.0

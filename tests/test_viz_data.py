@@ -127,7 +127,8 @@ def test_headline_names_the_leaders(stepped):
     leader = named.loc[named["h100e"].idxmax()]
     share = leader["h100e"] / last["h100e"].sum()
     assert head["H100e leader"] == f"{leader['agent']} ({leader['h100e'] / 1e6:.2f} M H100e, {share:.0%} of all)"
-    biggest = named.loc[named["largest_cluster_gpus"].idxmax()]
+    tied = named[named["largest_cluster_gpus"] == named["largest_cluster_gpus"].max()]
+    biggest = tied.sort_values("agent").iloc[0]  # ties: the name that sorts first (the outcomes' convention)
     assert head["largest cluster"] == f"{biggest['agent']} ({biggest['largest_cluster_gpus']:,.0f} GPUs)"
     assert head["NVIDIA revenue this month"] == f"${snap.market['nvidia_revenue_usd'].iloc[-1] / 1e9:.1f} B"
     assert data.headline(data.snapshot_of(controls.build_model(BASELINE, seed=0))) == {}

@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from model.hardware.systems import systems
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
-from model.market.deliveries import Inbound, Shipment
+from model.market.cooling import LiquidCooling, needs_liquid
+from model.market.deliveries import Inbound, Shipment, bring_up_months
 from model.market.events import Milestones
 from model.market.fleet import Fleet
 from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
@@ -70,12 +71,17 @@ class Buyer(Agent):
                                add_mw_per_year=add_mw_per_year)
         self.fleet = Fleet(name, terms.pue, spec.fabric_max_gpus, terms.power_unconstrained, keys,
                            model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
-        self.inbound = Inbound(keys, spec.transit_months, terms.integration_lag_months)
+        up = spec.bring_up
+        self.inbound = Inbound(keys, spec.transit_months,
+                               lambda k, gpus: bring_up_months(k, gpus, up.days_base, up.days_per_doubling))
+        self.liquid = LiquidCooling(up.liquid_fitout_months)
+        self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}
         self.procurement = Procurement(
             self, model.supplier, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue),
-            keys, self.spare_mw, self.milestones.first, model.date_of)
+            keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months)
+        self.procurement.is_liquid = self.is_liquid
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
         self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
@@ -172,15 +178,71 @@ class Buyer(Agent):
         return self.fleet.power_online_mw() + self.power.ready_by_mw(month)
 
     def spare_mw(self, k: str, t: int) -> float:
-        """Facility MW free when an order of system k placed now would come online."""
+        """Facility MW free, for a system of k's cooling, when an order of system k placed now would arrive.
+        Liquid-cooled systems need space fitted for them, ready by then (unlimited when a fit-out started now
+        would be ready in time); air-cooled systems use the power not fitted for liquid."""
         if self.terms.power_unconstrained:
             return math.inf
-        ready = t + self.model.supplier.expected_wait_months(k, t) + self.terms.integration_lag_months
-        return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
+        ready = t + math.ceil(self.model.supplier.expected_wait_months(k, t))
+        power = self.power_by_mw(ready)
+        spare = power - self.power_committed_mw()
+        liquid_committed = self.liquid_committed_mw()
+        if self.is_liquid[k]:
+            if ready >= t + self.liquid.fitout_months:
+                return max(0.0, spare)
+            return max(0.0, min(spare, min(self.liquid.ready_by_mw(ready), power) - liquid_committed))
+        air = power - max(self.liquid.ready_by_mw(ready), liquid_committed)
+        air_committed = self.power_committed_mw() - liquid_committed
+        return max(0.0, min(spare, air - air_committed))
+
+    # -- liquid cooling -----------------------------------------------------------------------------------------
+    def liquid_committed_mw(self) -> float:
+        """Facility MW of the liquid-cooled systems online, on the way and on order."""
+        kw = self.fleet.facility_kw_per_gpu
+        liquid = self.is_liquid
+        online = sum(g * kw(k) for k, g in self.fleet.online.items() if g and liquid[k])
+        waiting = sum(g * kw(k) for k, g, _ in self.inbound.waiting() if liquid[k])
+        on_order = sum(u * systems()[k].system_power_kw * self.terms.pue
+                       for k, u in self.procurement.on_order_units.items() if u and liquid[k])
+        return (online + waiting + on_order) / 1000.0
+
+    def liquid_used_mw(self) -> float:
+        kw = self.fleet.facility_kw_per_gpu
+        return sum(g * kw(k) for k, g in self.fleet.online.items() if g and self.is_liquid[k]) / 1000.0
+
+    def site_ready_wait_months(self, k: str, t: int, wait_months: float) -> float:
+        """Months until an order of system k placed now could go online, NVIDIA's wait and site readiness both:
+        a liquid-cooled system with no fitted space free when it arrives waits for a fit-out started now."""
+        if self.terms.power_unconstrained or not self.is_liquid[k]:
+            return wait_months
+        arrival = t + math.ceil(wait_months)
+        unit_mw = systems()[k].system_power_kw * self.terms.pue / 1000.0
+        if self.liquid.ready_by_mw(arrival) - self.liquid_committed_mw() >= unit_mw:
+            return wait_months
+        return max(wait_months, float(self.liquid.fitout_months))
+
+    def plan_liquid(self, t: int) -> None:
+        """Fit out space for liquid cooling (ready after the lead time) for the liquid-cooled systems online, on
+        the way and on order, plus the share of the power free by then that the buyer would fill with liquid-cooled
+        systems were its sites ready (its own scores: `Procurement.liquid_share`); only power that air-cooled
+        systems do not use can be fitted."""
+        if self.terms.power_unconstrained:
+            return
+        have = self.liquid.ready_mw + self.liquid.building_mw()
+        committed = self.power_committed_mw()
+        liquid_committed = self.liquid_committed_mw()
+        by = self.power_by_mw(t + self.liquid.fitout_months)
+        want = liquid_committed + self.procurement.liquid_share * max(0.0, by - committed)
+        gap = want - have
+        if gap <= 1e-9:
+            return
+        convertible = by - (committed - liquid_committed) - have
+        self.liquid.start(t, min(gap, max(0.0, convertible)))
 
     def finish_builds(self, t: int) -> None:
         for build in self.power.finished(t):
             self.fleet.add_power(build.mw, self.max_site_mw())
+        self.liquid.finish(t)
 
     def plan_power(self, t: int, year: int) -> None:
         """Start construction when the power this buyer will need by the time a build started now is surely done
@@ -232,17 +294,31 @@ class Buyer(Agent):
             return  # nowhere to put anything: everything waits for power
         max_site_mw = self.max_site_mw()
         waiting = []
+        cooled = not self.terms.power_unconstrained
         for k, gpus, ready in self.inbound.integrating:
             if ready > month:
                 waiting.append(Shipment(k, gpus, ready))
                 continue
-            left = self.fleet.place(k, gpus, online_month, max_site_mw)
+            fits = min(gpus, self._cooled_gpus(k)) if cooled else gpus
+            left = (gpus - fits) + (self.fleet.place(k, fits, online_month, max_site_mw) if fits else 0)
             placed = gpus - left
             if placed and events:
                 self.milestones.first("first_online", k, placed)
             if left:
                 waiting.append(Shipment(k, left, ready))
         self.inbound.integrating = waiting
+
+    def _cooled_gpus(self, k: str) -> int:
+        """How many GPUs of system k the space fitted for their cooling can take now (whole systems)."""
+        s = systems()[k]
+        unit_mw = s.system_power_kw * self.terms.pue / 1000.0
+        liquid_used = self.liquid_used_mw()
+        if self.is_liquid[k]:
+            free = min(self.liquid.ready_mw, self.fleet.power_online_mw()) - liquid_used
+        else:
+            air_used = self.fleet.power_used_mw() - liquid_used
+            free = self.fleet.power_online_mw() - max(self.liquid.ready_mw, liquid_used) - air_used
+        return max(0, int(free // unit_mw + 1e-9)) * s.gpus_per_system
 
     def check_at_scale(self) -> None:
         """A first cluster of a system with at least the scenario's `at_scale_gpus` in one site is an event."""
@@ -259,6 +335,7 @@ class Buyer(Agent):
         self.treasury.accrue(year, self._backlog_usd)
         self.finish_builds(t)
         self.procurement.procure(t)
+        self.plan_liquid(t)
         self.plan_power(t, year)
 
     def advance(self) -> None:

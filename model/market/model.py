@@ -53,7 +53,7 @@ class MarketModel(Model):
                                         list(points.values()))
         self.event_log = EventLog()
         self.contracts = ContractBook()
-        self.supplier = Supplier(self, spec.supplier)
+        self.supplier = Supplier(self, spec.supplier, spec.allocation)
         kinds = spec.kinds
         for kind in ("hyperscaler", "neocloud"):
             for name, p in getattr(spec, kind).items():
