@@ -34,8 +34,9 @@ def direct_run_stats(folder: Path) -> dict:
         shares = dict(zip(at["agent"], at["h100e"] / at["h100e"].sum(), strict=True))
         leaders[f"{date:%Y-%m}"] = (top["agent"], shares[top["agent"]], shares)
     firsts = {}
-    for event in ("first_delivery", "first_online", "first_cluster_at_scale"):
-        ev = events[(events["event"] == event) & ~events["agent"].isin(aggregate)]
+    own = (events["event"] != "first_cluster_at_scale") | events["detail"].str.contains("(at_scale_gpus)", regex=False)
+    for event in ("first_delivery", "first_online", "first_cluster_at_scale"):  # at scale: the scenario's threshold
+        ev = events[(events["event"] == event) & ~events["agent"].isin(aggregate) & own]
         ev = ev.sort_values("date", kind="stable").drop_duplicates("system")
         firsts[event] = {row.system: (f"{row.date:%Y-%m}", row.agent) for row in ev.itertuples()}
     last = agents[agents["date"] == agents["date"].max()]

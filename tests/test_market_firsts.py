@@ -105,7 +105,7 @@ def test_early_orders_weigh_more_while_a_system_ramps(params):
 def test_slower_bring_up_delays_the_first_gb300_cluster_at_scale(params):
     def first_at_scale(p):
         e = _run(p).events_frame()
-        e = e[(e.event == "first_cluster_at_scale") & (e.system == GB300)]
+        e = e[(e.event == "first_cluster_at_scale") & (e.system == GB300) & (e.detail == "4600 GPUs (at_scale_gpus)")]
         return e.date.min() if len(e) else "9999"
 
     slow = copy.deepcopy(params)

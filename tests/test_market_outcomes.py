@@ -23,8 +23,12 @@ def _kind(result, agent: str) -> str:
 
 
 def _events(result, event: str, system: str):
+    """Events of one kind for one system, in date order (at scale: at the scenario's own threshold)."""
     e = result.events
-    return e[(e.event == event) & (e.system == system)].sort_values("date", kind="stable")
+    e = e[(e.event == event) & (e.system == system)]
+    if event == "first_cluster_at_scale":
+        e = e[e.detail.str.contains("(at_scale_gpus)", regex=False)]
+    return e.sort_values("date", kind="stable")
 
 
 def test_a_neocloud_brings_gb300_online_first_mid_2025(runs):

@@ -18,7 +18,7 @@ from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
 from model.market.cooling import LiquidCooling, needs_liquid
 from model.market.deliveries import Inbound, Shipment, bring_up_months
-from model.market.events import Milestones
+from model.market.events import CLUSTER_SIZES_GPUS, Milestones
 from model.market.fleet import Fleet
 from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
 from model.market.power import PowerPlan
@@ -321,12 +321,12 @@ class Buyer(Agent):
         return max(0, int(free // unit_mw + 1e-9)) * s.gpus_per_system
 
     def check_at_scale(self) -> None:
-        """A first cluster of a system with at least the scenario's `at_scale_gpus` in one site is an event."""
-        reached = self.milestones.reached
-        at_scale = self.fleet.new_at_scale(self.model.spec.at_scale_gpus,
-                                           lambda k: ("first_cluster_at_scale", k) in reached)
-        for k, g in at_scale.items():
-            self.milestones.first("first_cluster_at_scale", k, g)
+        """A first cluster of a system with at least one of the fixed sizes (`CLUSTER_SIZES_GPUS`) or the
+        scenario's `at_scale_gpus` in one site is an event (the aggregate's too; it is never first of the race)."""
+        own = self.model.spec.at_scale_gpus
+        sizes = tuple(sorted({*CLUSTER_SIZES_GPUS, own}))
+        for (k, size), g in sorted(self.fleet.new_at_scale(sizes, self.milestones.reached_size).items()):
+            self.milestones.first_at_size(k, g, size, own)
 
     # -- the monthly step ---------------------------------------------------------------------------------------
     def step(self) -> None:

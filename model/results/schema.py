@@ -77,6 +77,7 @@ AGENTS = TableSchema("agents", (
     Column("largest_cluster_gpus", INT, True, "GPUs of the agent's largest training cluster"),
     Column("largest_cluster_h100e", FLOAT, False, "H100e of that cluster"),
     Column("largest_cluster_mw", FLOAT, False, "facility MW of that cluster"),
+    Column("largest_cluster_systems", TEXT, False, "systems in that cluster, '+'-joined, most GPUs first"),
     Column("capex_usd_cumulative", FLOAT, False, "capex spent since the start (USD)"),
     Column("reference_run_cluster_gpus", FLOAT, False, "cluster that trains the reference run fastest (empty: none)"),
     Column("frontier_run_days", FLOAT, True, "days to train the reference run on it (empty: no cluster fits)"),
