@@ -94,7 +94,8 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
     agents, market = run0.agents_frame(), run0.market_frame()
     keys = run0.system_keys
     assert list(agents.columns) == (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in keys]
-                                    + ["h100e", "power_mw_online", "power_mw_used", "largest_cluster_gpus",
+                                    + ["h100e", "contracted_h100e", "reachable_h100e", "power_mw_online",
+                                       "power_mw_used", "largest_cluster_gpus",
                                        "largest_cluster_h100e", "largest_cluster_mw", "largest_cluster_systems",
                                        "capex_usd_cumulative", "reference_run_cluster_gpus", "frontier_run_days"])
     assert list(market.columns) == (["date", "nvidia_revenue_usd"] + [f"units_shipped_{k}" for k in keys]

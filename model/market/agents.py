@@ -162,6 +162,25 @@ class Buyer(Agent):
         """The most capable cluster the buyer can train on."""
         return self.largest_cluster()
 
+    # -- compute under contract (as a customer) ---------------------------------------------------------------------
+    def held_by_provider(self, t: int) -> dict[str, float]:
+        """H100e this buyer is given this month under its active contracts, by provider: what each provider's
+        online compute covers of them, in signing order (`ContractBook.delivered_h100e`), so no block is counted
+        for two customers and none beyond what the provider runs."""
+        book = self.model.contracts
+        providers = dict.fromkeys(c.provider for c in book.of_lab(self.name, t) if c.active(t))
+        held: dict[str, float] = {}
+        for name in providers:
+            provider = self.model.buyer(name)
+            given = sum(h for c, h in book.delivered_h100e(name, t, provider.h100e()) if c.lab == self.name)
+            if given > 0:
+                held[name] = given
+        return held
+
+    def contracted_h100e_held(self) -> float:
+        """H100e held under contracts this month (the agents table's `contracted_h100e`)."""
+        return sum(self.held_by_provider(self.model.month).values())
+
     # -- power --------------------------------------------------------------------------------------------------
     def max_site_mw(self) -> float:
         """The largest campus this buyer can have now (its kind's cap, and what anyone can power this month)."""
@@ -370,6 +389,11 @@ class Provider(Buyer):
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
         return self.model.contracts.sold_h100e(self.name, t, excluding)
 
+    def given_h100e(self, t: int, excluding: str | None = None) -> float:
+        """Compute (H100e) this provider gives this month under active contracts, those of `excluding` left out."""
+        return sum(h for c, h in self.model.contracts.delivered_h100e(self.name, t, self.h100e())
+                   if c.lab != excluding)
+
     def offer(self, t: int) -> tuple[str, int, float] | None:
         """What this provider can offer a lab now: its largest cluster less the compute already sold under
         contracts (running or yet to start), at the rental price of that system; None if nothing is free."""
@@ -399,7 +423,7 @@ class Lab(Buyer):
                          power_mw_start=spec.power_mw_start,
                          power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
         self.spec = spec
-        self._accessible: tuple[tuple, Cluster] = ((), NO_CLUSTER)
+        self._accessible: tuple[tuple, tuple[Cluster, str | None]] = ((), (NO_CLUSTER, None))
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
                                  model.capability.frontier_run_days)
 
@@ -413,34 +437,47 @@ class Lab(Buyer):
     def contracts(self) -> list[Contract]:
         return self.model.contracts.of_lab(self.name, self.model.month)
 
-    def hosted_clusters(self, t: int) -> list[Cluster]:
-        """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) lends its
-        clusters less the compute other labs hold there under contract; a contract gives at most the compute it
-        covers (in H100e) in any one of the provider's clusters."""
+    def hosted_clusters(self, t: int) -> list[tuple[Cluster, str]]:
+        """Every cluster of every provider the lab can use, with its provider: a partner host (such as Azure for
+        OpenAI) lends its clusters less the compute it gives other customers under contract; a contract gives at
+        most the compute the provider actually delivers on it (in H100e) in any one of the provider's clusters.
+        A cluster another lab is training on this month is not available (`MarketModel.training_claims`)."""
         catalog = systems()
         hosts = self.spec.hosts
-        held = self.model.contracts.held_h100e_by_provider(self.name, t)
+        held = self.held_by_provider(t)
+        claims = self.model.training_claims
         out = []
         for name in dict.fromkeys([*hosts, *held]):
             provider = self.model.buyer(name)
-            others = provider.contracted_h100e(t, excluding=self.name) if name in hosts else 0.0
+            others = provider.given_h100e(t, excluding=self.name) if name in hosts else 0.0
             for k, g in provider.fleet.largest_by_pace().items():  # the rest are smaller of the same pace
+                claim = claims.get((name, k))
+                if claim is not None and claim[0] != self.name and claim[1] > t:
+                    continue  # another lab trains there
                 per_gpu = catalog[k].h100e_per_gpu
-                limit = g - others / per_gpu if name in hosts else held[name] / per_gpu
-                out.append(Cluster(k, int(max(0.0, min(g, limit)))))
+                limit = (g - others / per_gpu) if name in hosts else 0.0
+                limit = max(limit, held.get(name, 0.0) / per_gpu)
+                out.append((Cluster(k, int(max(0.0, min(g, limit)))), name))
         return out
+
+    def _reach(self) -> tuple[Cluster, str | None]:
+        """The most capable cluster the lab can train on and whose it is (None: its own)."""
+        t = self.model.month
+        contracts = self.model.contracts
+        reachable = dict.fromkeys([*self.spec.hosts, *(c.provider for c in contracts.of_lab(self.name, t))])
+        key = (t, len(contracts), self.fleet.placements, self.model.claims_version,
+               tuple((self.model.buyer(name).fleet.placements, self.model.buyer(name).h100e()) for name in reachable))
+        if self._accessible[0] != key:
+            own = [(Cluster(k, g), None) for k, g in self.fleet.largest_by_pace().items()]
+            options = [*own, *self.hosted_clusters(t)]
+            best = best_cluster(self.model, [c for c, _ in options])
+            owner = next((o for c, o in options if c == best), None)
+            self._accessible = (key, (best, owner))
+        return self._accessible[1]
 
     def accessible_cluster(self) -> Cluster:
         """The most capable cluster the lab can train on: its own or one a provider runs for it."""
-        t = self.model.month
-        contracts = self.model.contracts
-        reachable = dict.fromkeys([*self.spec.hosts, *contracts.held_h100e_by_provider(self.name, t)])
-        key = (t, len(contracts), self.fleet.placements,
-               tuple(self.model.buyer(name).fleet.placements for name in reachable))
-        if self._accessible[0] != key:
-            own = self.fleet.largest_by_pace().items()
-            self._accessible = (key, best_cluster(self.model, [*own, *self.hosted_clusters(t)]))
-        return self._accessible[1]
+        return self._reach()[0]
 
     def train(self) -> None:
         """Finish a run that is due; start the next one on the most capable cluster the lab can reach."""
@@ -450,10 +487,12 @@ class Lab(Buyer):
             self.model.add_event_now(self.name, "training_run_finished", "", 0, f"{finished:.2e} FLOP")
         if self.runs.running:
             return
-        k, g = self.accessible_cluster()
+        (k, g), owner = self._reach()
         if k is None:
             return
         run = self.runs.start(t, k, g)
+        if run is not None and owner is not None:  # the provider's cluster is this lab's until the run ends
+            self.model.claim_cluster(owner, k, self.name, self.runs.run_end_month)
         if run is not None:
             self.model.add_event_now(self.name, "training_run_started", k, g,
                                      f"{run.flop:.2e} FLOP, {run.days:.0f} days")

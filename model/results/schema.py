@@ -72,6 +72,8 @@ AGENTS = TableSchema("agents", (
     Column("kind", TEXT, True, "hyperscaler | neocloud | lab | other (an aggregate: the rest of the market)"),
     Column("gpus_online", INT, False, "GPUs online, all systems"),
     Column("h100e", FLOAT, True, "H100-equivalents online (989 dense BF16 TFLOP/s each)"),
+    Column("contracted_h100e", FLOAT, False, "H100e held under active contracts (delivered by the providers)"),
+    Column("reachable_h100e", FLOAT, False, "h100e + contracted_h100e"),
     Column("power_mw_online", FLOAT, False, "facility power online (MW)"),
     Column("power_mw_used", FLOAT, False, "facility power drawn by GPUs online (MW)"),
     Column("largest_cluster_gpus", INT, True, "GPUs of the agent's largest training cluster"),
