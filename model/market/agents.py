@@ -80,7 +80,8 @@ class Buyer(Agent):
             self, model.supplier, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue),
-            keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months)
+            keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months,
+            self.joining_cluster_gpus)
         self.procurement.is_liquid = self.is_liquid
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
@@ -161,6 +162,13 @@ class Buyer(Agent):
     def accessible_cluster(self) -> Cluster:
         """The most capable cluster the buyer can train on."""
         return self.largest_cluster()
+
+    def joining_cluster_gpus(self, k: str) -> int | None:
+        """GPUs of this buyer's largest cluster of system k's architecture, which new GPUs of k would grow
+        (placement fills the site where that architecture runs first); None when it runs none."""
+        arch = systems()[k].architecture
+        sizes = [g for pace, g in self.fleet.largest_by_pace().items() if systems()[pace].architecture == arch]
+        return max(sizes) if sizes else None
 
     # -- compute under contract (as a customer) ---------------------------------------------------------------------
     def held_by_provider(self, t: int) -> dict[str, float]:

@@ -37,7 +37,8 @@ class Procurement:
                  terms: ProcurementTerms, system_keys: tuple[str, ...],
                  spare_mw: Callable[[str, int], float], first: Callable[[str, str, int, str], bool],
                  month_of: Callable[[int], str],
-                 ready_wait: Callable[[str, int, float], float] = lambda k, t, wait: wait):
+                 ready_wait: Callable[[str, int, float], float] = lambda k, t, wait: wait,
+                 cluster_gpus: Callable[[str], int | None] = lambda k: None):
         self.buyer, self.supplier, self.capability, self.treasury = buyer, supplier, capability, treasury
         self.terms = terms
         self.system_keys = system_keys
@@ -45,6 +46,7 @@ class Procurement:
         self.first = first  # (event, system, gpus, detail) -> whether this was the buyer's first such event
         self.month_of = month_of  # model month -> "YYYY-MM..." (the software era and the jobs public then)
         self.ready_wait = ready_wait  # (system, month, NVIDIA's wait) -> months until it could run (site readiness)
+        self.cluster_gpus = cluster_gpus  # system -> GPUs of the buyer's cluster its GPUs would join (None: none)
         self.ordered = dict.fromkeys(system_keys, 0)  # GPUs
         self.preordered = dict.fromkeys(system_keys, 0)  # GPUs ordered before the system shipped
         self.on_order_units = dict.fromkeys(system_keys, 0)  # systems ordered and not yet shipped
@@ -55,12 +57,16 @@ class Procurement:
     def value_per_gpu(self, k: str, t: int, arrival_month: int | None = None) -> float:
         """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving, as the
         buyer's performance model sees it in month t: the workloads public then, on the software of the month
-        the GPUs would arrive (default t; software keeps improving while an order waits)."""
+        the GPUs would arrive (default t; software keeps improving while an order waits), training at the scale
+        of the buyer's cluster the GPUs would join (what it already runs of the same architecture)."""
         arrival = t if arrival_month is None else arrival_month
-        if (k, t, arrival) not in self._value:
-            self._value[(k, t, arrival)] = self.capability.value_per_gpu(
-                k, self.terms.training_weight, self.month_of(t), self.month_of(arrival))
-        return self._value[(k, t, arrival)]
+        key = (k, t, arrival, self.cluster_gpus(k))
+        if key not in self._value:
+            if len(self._value) > 4096:
+                self._value.clear()
+            self._value[key] = self.capability.value_per_gpu(
+                k, self.terms.training_weight, self.month_of(t), self.month_of(arrival), cluster_gpus=key[3])
+        return self._value[key]
 
     def score(self, k: str, t: int, sites_ready: bool = False) -> float:
         """H100-value per dollar of system k ordered now, discounted by the months until it could run (NVIDIA's
