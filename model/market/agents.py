@@ -75,6 +75,7 @@ class Buyer(Agent):
         self.inbound = Inbound(keys, spec.transit_months,
                                lambda k, gpus: bring_up_months(k, gpus, up.days_base, up.days_per_doubling))
         self.liquid = LiquidCooling(up.liquid_fitout_months)
+        self._liquid_committed: tuple[tuple, float] = ((), 0.0)
         self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}
         self.procurement = Procurement(
             self, model.supplier, model.capability, self.treasury,
@@ -225,6 +226,14 @@ class Buyer(Agent):
     # -- liquid cooling -----------------------------------------------------------------------------------------
     def liquid_committed_mw(self) -> float:
         """Facility MW of the liquid-cooled systems online, on the way and on order."""
+        inbound, on_order = self.inbound, self.procurement.on_order_units
+        key = (self.model.month, self.fleet.placements, len(inbound.integrating), len(inbound.in_transit),
+               sum(g for _, g, _ in inbound.integrating), tuple(on_order.values()))
+        if self._liquid_committed[0] != key:
+            self._liquid_committed = (key, self._liquid_committed_mw())
+        return self._liquid_committed[1]
+
+    def _liquid_committed_mw(self) -> float:
         kw = self.fleet.facility_kw_per_gpu
         liquid = self.is_liquid
         online = sum(g * kw(k) for k, g in self.fleet.online.items() if g and liquid[k])

@@ -51,6 +51,7 @@ class Procurement:
         self.preordered = dict.fromkeys(system_keys, 0)  # GPUs ordered before the system shipped
         self.on_order_units = dict.fromkeys(system_keys, 0)  # systems ordered and not yet shipped
         self._value: dict[tuple[str, int, int], float] = {}
+        self._scores: dict[tuple, float] = {}  # a month's scores (asked again while switching and ordering)
         self.liquid_share = 0.0  # share of the last month's choice that needs liquid cooling, sites assumed ready
         self.is_liquid: dict[str, bool] = dict.fromkeys(system_keys, False)  # set by the buyer
 
@@ -71,13 +72,20 @@ class Procurement:
     def score(self, k: str, t: int, sites_ready: bool = False) -> float:
         """H100-value per dollar of system k ordered now, discounted by the months until it could run (NVIDIA's
         wait, and the site's readiness unless `sites_ready`)."""
+        key = (k, t, sites_ready, self.supplier.backlog_units(k), tuple(self.on_order_units.values()))
+        if key in self._scores:
+            return self._scores[key]
+        if len(self._scores) > 1024:
+            self._scores.clear()
         sup = self.supplier
         wait = sup.expected_wait_months(k, t)
         if not sites_ready:
             wait = self.ready_wait(k, t, wait)
         software_month = t + min(round(wait), SOFTWARE_AHEAD_MONTHS)
         value_usd = self.value_per_gpu(k, t, software_month) / sup.price_usd(k, t)
-        return value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
+        score = value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
+        self._scores[key] = score
+        return score
 
     def _weights(self, scores: dict[str, float]) -> dict[str, float]:
         top = max(scores.values())
