@@ -140,3 +140,24 @@ def test_answers_do_not_depend_on_the_order_of_questions():
     forward = [first.days(*q) for q in questions]
     backward = [second.days(*q) for q in reversed(questions)][::-1]
     assert forward == backward
+
+
+def test_training_is_valued_at_the_buyers_scale(table, scenario):
+    """The reference training job is also asked on 8x and 64x its GPUs (global batch growing with the cluster): a
+    buyer values training at the size of the cluster new GPUs would join, each size against HGX H100 on as many
+    GPUs; below the job's size and without a cluster, the job's own value."""
+    sizes = table.training_sizes_gpus
+    job = scenario.reference_jobs.train
+    assert sizes == (job.gpus, job.gpus * 8, job.gpus * 64)
+    for k in ("hgx_b200", "gb300_nvl72"):
+        v = table.value(k, "2025-07")
+        assert len(v.training_at_scale) == 3 and v.training_at_scale[0] == v.training
+        assert table.training_ratio_at(v, None) == table.training_ratio_at(v, 8) == v.training
+        assert table.training_ratio_at(v, 10**6) == v.training_at_scale[-1]
+        middle = table.training_ratio_at(v, sizes[0] * 3)
+        assert min(v.training_at_scale[:2]) <= middle <= max(v.training_at_scale[:2])
+        whole = table.value_per_gpu(k, 1.0, "2025-07", cluster_gpus=sizes[2])
+        assert whole == pytest.approx(v.training_at_scale[2])
+    # a rack-scale NVLink domain keeps its lead over an 8-GPU server at scale
+    gb300, b300 = table.value("gb300_nvl72", "2025-07"), table.value("hgx_b300", "2025-07")
+    assert all(r > s for r, s in zip(gb300.training_at_scale, b300.training_at_scale, strict=True))

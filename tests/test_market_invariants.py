@@ -94,8 +94,10 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
     agents, market = run0.agents_frame(), run0.market_frame()
     keys = run0.system_keys
     assert list(agents.columns) == (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in keys]
-                                    + ["h100e", "power_mw_online", "power_mw_used", "largest_cluster_gpus",
-                                       "capex_usd_cumulative", "frontier_run_days"])
+                                    + ["h100e", "contracted_h100e", "reachable_h100e", "power_mw_online",
+                                       "power_mw_used", "largest_cluster_gpus",
+                                       "largest_cluster_h100e", "largest_cluster_mw", "largest_cluster_systems",
+                                       "capex_usd_cumulative", "reference_run_cluster_gpus", "frontier_run_days"])
     assert list(market.columns) == (["date", "nvidia_revenue_usd"] + [f"units_shipped_{k}" for k in keys]
                                     + [f"backlog_units_{k}" for k in keys]
                                     + [f"rental_usd_per_gpu_hour_{k}" for k in keys])
@@ -106,6 +108,14 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
     numbers = pd.concat([agents.select_dtypes("number"), market.select_dtypes("number")], axis=1)
     assert (numbers.fillna(0) >= 0).all().all()
     assert (agents.power_mw_used <= agents.power_mw_online + 1e-6).all()
+    # the largest cluster is one site's: within the agent's GPUs and power, its systems named; the fastest
+    # reference-run cluster of a buyer that is not a lab is one of its own, so never larger
+    assert (agents.largest_cluster_gpus <= agents.gpus_online).all()
+    powered = agents[agents.kind != "other"]
+    assert (powered.largest_cluster_mw <= powered.power_mw_used + 1e-6).all()
+    assert ((agents.largest_cluster_gpus > 0) == (agents.largest_cluster_systems != "")).all()
+    own = agents[agents.kind != "lab"]
+    assert (own.reference_run_cluster_gpus.fillna(0) <= own.largest_cluster_gpus).all()
     # capex only grows; GPUs online per system sum to the total
     assert (agents.groupby("agent").capex_usd_cumulative.diff().fillna(0) >= -1e-3).all()
     per_system = agents[[f"gpus_online_{k}" for k in keys]].sum(axis=1)
@@ -156,9 +166,13 @@ def test_structurally_odd_scenarios_run_and_keep_the_invariants(params, change):
         tree["lab"] = {}
         tree["contracts"] = [c for c in tree["contracts"] if c["lab"] not in params["lab"]]
         tree["deliver_contracts_of"] = []
+        tree["allocation"]["partners"] = {a: m for a, m in params["allocation"]["partners"].items()
+                                          if a not in params["lab"]}
     elif change == "no neoclouds":
         tree["neocloud"] = {}
         tree["contracts"] = [c for c in tree["contracts"] if c["provider"] not in params["neocloud"]]
+        tree["allocation"]["partners"] = {a: m for a, m in params["allocation"]["partners"].items()
+                                          if a not in params["neocloud"]}
     elif change == "no capex":
         for kind in ("hyperscaler", "neocloud", "lab", "other"):
             tree["kinds"][kind]["capex_multiplier"] = 0.0

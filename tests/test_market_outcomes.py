@@ -23,17 +23,28 @@ def _kind(result, agent: str) -> str:
 
 
 def _events(result, event: str, system: str):
+    """Events of one kind for one system, in date order (at scale: at the scenario's own threshold)."""
     e = result.events
-    return e[(e.event == event) & (e.system == system)].sort_values("date", kind="stable")
+    e = e[(e.event == event) & (e.system == system)]
+    if event == "first_cluster_at_scale":
+        e = e[e.detail.str.contains("(at_scale_gpus)", regex=False)]
+    return e.sort_values("date", kind="stable")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_a_neocloud_brings_gb300_online_first_mid_2025(runs, seed):
-    first = _events(runs[seed], "first_online", "gb300_nvl72").iloc[0]
-    assert _kind(runs[seed], first.agent) == "neocloud"
+def test_a_neocloud_brings_gb300_online_mid_2025_among_the_first(runs, seed):
+    """Who is first comes from NVIDIA's launch allocation (order date, size, public ties), liquid-cooled space
+    ready and bring-up that grows with the batch: a buyer whose first delivery is a few racks brings them up within
+    the month, a large first batch takes longer. GB300 goes online mid-2025 with a few racks, and a neocloud brings
+    it online within a month of the first (first outright in some seeds: a hyperscaler that gets only a few racks
+    early can be first too; tests/test_market_firsts.py moves each input)."""
+    online = _events(runs[seed], "first_online", "gb300_nvl72")
+    first = online.iloc[0]
     assert "2025-06" <= first.date[:7] <= "2025-09"
-    # and it starts small: a few racks, not a cluster
-    assert first.gpus < 4600
+    assert first.gpus < 4600  # it starts small: a few racks, not a cluster
+    neocloud = online[online.agent.map(lambda a: _kind(runs[seed], a)) == "neocloud"].iloc[0]
+    months_after = (int(neocloud.date[:4]) - int(first.date[:4])) * 12 + int(neocloud.date[5:7]) - int(first.date[5:7])
+    assert months_after <= 1 and neocloud.gpus < 4600
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -57,23 +68,25 @@ def test_nvidia_fiscal_2025_revenue_near_the_reported_115bn(runs, seed):
     assert 90e9 <= fy2025.nvidia_revenue_usd.sum() <= 140e9  # reported: $115.2B data-center revenue
 
 
-def test_a_late_gb200_ramp_moves_hyperscaler_money_to_other_blackwell_systems():
-    """When GB200's volume ramp slips (first racks on time, volume six months late), its queue lengthens and the
-    procurement rule moves hyperscalers' money to the Blackwell systems they can get sooner (HGX B200/B300 and
-    GB300 pre-orders). Whether GB300 in particular wins that money (Microsoft's choice in 2025) is decided by
-    allocation and site readiness, not by this rule alone (issue 15)."""
+@pytest.mark.parametrize("seed", (0, 1))
+def test_a_late_gb200_ramp_moves_hyperscalers_rack_money_to_gb300(seed):
+    """When GB200's volume ramp slips (first racks on time, volume six months late, which buyers learn when the
+    first racks ship), the liquid-cooled space hyperscalers fitted out for GB200 racks waits for racks: they move
+    GB200 orders they would no longer place to GB300 (same racks, same cooling, more value per dollar) and pre-order
+    GB300, while air-cooled HGX systems take the rest (Microsoft's choice in 2025)."""
     params = load_scenario_dict("scenarios/baseline.toml")
-    params["end"] = "2025-06"  # GB300 ships from 2025-07: every GB300 order until then is a pre-order
-    others = ("hgx_b200", "hgx_b300", "gb300_nvl72")
+    params["end"] = "2025-09"
 
     def hyperscaler_orders(volume_delay_months: int) -> dict[str, int]:
         params["supplier"]["volume_delay_months"] = {"gb200_nvl72": volume_delay_months}
-        model = MarketModel.from_params(params, seed=0)
+        model = MarketModel.from_params(params, seed=seed)
         model.run()
         hyperscalers = [b for b in model.buyers if b.kind == "hyperscaler"]
-        return {"other_blackwell": sum(b.ordered[k] for b in hyperscalers for k in others),
-                "gb200": sum(b.ordered["gb200_nvl72"] for b in hyperscalers)}
+        return {k: sum(b.ordered[k] for b in hyperscalers) for k in ("gb200_nvl72", "gb300_nvl72")}
 
     on_time, late = hyperscaler_orders(0), hyperscaler_orders(6)
-    assert late["other_blackwell"] > 1.3 * on_time["other_blackwell"] > 0
-    assert late["gb200"] < 0.8 * on_time["gb200"]
+    share = {name: o["gb300_nvl72"] / (o["gb300_nvl72"] + o["gb200_nvl72"]) for name, o in
+             (("on_time", on_time), ("late", late))}
+    assert share["late"] > 1.3 * share["on_time"] > 0
+    assert late["gb300_nvl72"] > on_time["gb300_nvl72"]
+    assert late["gb200_nvl72"] < 0.8 * on_time["gb200_nvl72"]

@@ -162,6 +162,27 @@ def test_firsts_skip_the_aggregate_and_break_ties_by_log_order():
     assert own.loc[("rest_of_market", "first_online"), "date"] == month("2025-03")  # its own date, not a first
 
 
+def test_firsts_at_scale_use_the_scenarios_threshold_and_firsts_at_sizes_report_every_size():
+    """The market raises `first_cluster_at_scale` at fixed sizes and at the scenario's own threshold (its detail
+    tagged); the firsts of the race use the scenario's, `firsts_at_sizes` gives each size."""
+    events = events_table([
+        ("2025-07", "zeta", "first_cluster_at_scale", "gb300_nvl72", 1440),
+        ("2025-08", "rest_of_market", "first_cluster_at_scale", "gb300_nvl72", 5000),
+        ("2025-09", "alpha", "first_cluster_at_scale", "gb300_nvl72", 5000),
+        ("2025-09", "alpha", "first_cluster_at_scale", "gb300_nvl72", 5000),
+        ("2025-10", "zeta", "first_cluster_at_scale", "gb300_nvl72", 5040),
+    ])
+    events["detail"] = ["1000 GPUs", "4600 GPUs (at_scale_gpus)", "1000 GPUs", "4600 GPUs (at_scale_gpus)",
+                        "4600 GPUs (at_scale_gpus)"]
+    f = O.firsts(events, AGENTS, which=["first_cluster_at_scale"]).iloc[0]
+    assert (f["date"], f["agent"], f["gpus"]) == (month("2025-09"), "alpha", 5000)
+    sizes = O.firsts_at_sizes(events, AGENTS).set_index("threshold_gpus")
+    assert sizes.loc[1000, ["date", "agent", "scenario"]].tolist() == [month("2025-07"), "zeta", False]
+    assert sizes.loc[4600, ["date", "agent", "scenario"]].tolist() == [month("2025-09"), "alpha", True]
+    old = events.assign(detail="")  # results from before the fixed sizes: every row is the scenario's threshold
+    assert O.firsts(old, AGENTS, which=["first_cluster_at_scale"]).iloc[0]["agent"] == "zeta"
+
+
 def test_no_firsts_for_systems_the_run_started_with():
     """The market raises none for them, so there is nothing to report (and nothing is invented)."""
     assert O.firsts(events_table([]), AGENTS).empty

@@ -31,9 +31,9 @@ def child(folder: Path, body: str, name: str = "x.toml") -> Path:
 
 BAD_FILES = {
     "toml syntax (with line)": ("[kinds.neocloud\npue = 1.2\n", r"x.toml: invalid TOML: .*line 2"),
-    "unknown key (nearest name)": ("[kinds.neocloud]\nintegration_lag_month = 1\n",
-                                   r"x.toml: kinds.neocloud.integration_lag_month: unknown key "
-                                   r"\(did you mean 'integration_lag_months'\?\)"),
+    "unknown key (nearest name)": ("[kinds.neocloud]\nconstruction_lead_month = 1\n",
+                                   r"x.toml: kinds.neocloud.construction_lead_month: unknown key "
+                                   r"\(did you mean 'construction_lead_months'\?\)"),
     "unknown top-level table": ("[suplier]\nlaunch_premium = 0.1\n",
                                 r"x.toml: suplier: unknown key \(did you mean 'supplier'\?\)"),
     "wrong type": ('[hyperscaler.microsoft.capex_usd_bn]\n"2025" = "abc"\n',

@@ -57,14 +57,34 @@ def table_key(scenario: Scenario) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
+SCALE_STEPS = (8, 64)  # the reference training job is also asked on 8x and 64x its GPUs (the buyers' own scale)
+
+
+def training_sizes_gpus(jobs: ReferenceJobs) -> tuple[int, ...]:
+    return (jobs.train.gpus, *(jobs.train.gpus * step for step in SCALE_STEPS))
+
+
+def _at_scale(job: TrainJob, gpus: int) -> TrainJob:
+    """The reference training job on `gpus` GPUs, its global batch growing with the cluster (sequences per GPU
+    kept), as large runs do."""
+    per_gpu = job.global_batch_seqs / job.gpus
+    return job.model_copy(update={"gpus": gpus, "global_batch_seqs": max(job.global_batch_seqs,
+                                                                       round(per_gpu * gpus))})
+
+
+def _ratio(system: str, job: TrainJob, era: str | None) -> float:
+    base = training_tflops_per_gpu(BASELINE_SYSTEM, job, era)
+    return training_tflops_per_gpu(system, job, era) / base if base > 0 else 0.0
+
+
 def _value(jobs: ReferenceJobs, system: str, era: str | None) -> SystemValue:
-    """One system's throughput per GPU on the reference jobs relative to HGX H100, both on `era`'s software."""
-    train = training_tflops_per_gpu(system, jobs.train, era) / training_tflops_per_gpu(BASELINE_SYSTEM, jobs.train,
-                                                                                          era)
+    """One system's throughput per GPU on the reference jobs relative to HGX H100, both on `era`'s software; the
+    training job also at the larger sizes of `training_sizes_gpus`."""
+    scaled = tuple(_ratio(system, _at_scale(jobs.train, gpus), era) for gpus in training_sizes_gpus(jobs))
     serve = tuple(serving_tokens_per_s_per_gpu(system, job, era) / serving_tokens_per_s_per_gpu(BASELINE_SYSTEM,
                                                                                                  job, era)
                   for job in jobs.serve)
-    return SystemValue(training=train, serving=serve)
+    return SystemValue(training=scaled[0], serving=serve, training_at_scale=scaled)
 
 
 def build_capability_table(scenario: Scenario) -> CapabilityTable:
@@ -74,6 +94,7 @@ def build_capability_table(scenario: Scenario) -> CapabilityTable:
     return CapabilityTable(valuer=partial(_value, jobs), systems=tuple(systems()),
                            serve_weights=tuple(job.weight for job in jobs.serve),
                            serve_since=tuple(job.since for job in jobs.serve),
+                           training_sizes_gpus=training_sizes_gpus(jobs),
                            frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
                                                  reference_flop=scenario.reference_frontier_flop,
                                                  max_gpus=scenario.fabric_max_gpus,

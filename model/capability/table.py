@@ -20,6 +20,9 @@ class SystemValue:
 
     training: float
     serving: tuple[float, ...]  # one per reference serving job, in the scenario's order
+    # the reference training job on larger clusters (`CapabilityTable.training_sizes_gpus`, the job's own size
+    # first), each relative to HGX H100 on as many GPUs
+    training_at_scale: tuple[float, ...] = ()
 
 
 FrontierOracle = Callable[[str, int, float], float | None]  # (system, gpus, flop) -> days, None if it cannot run
@@ -149,6 +152,7 @@ class CapabilityTable:
     serve_weights: tuple[float, ...]  # weights of the reference serving jobs
     serve_since: tuple[str | None, ...]  # first month ("YYYY-MM") each serving job counts; None: always
     frontier: FrontierDays
+    training_sizes_gpus: tuple[int, ...] = ()  # cluster sizes of `SystemValue.training_at_scale`
     _values: dict[tuple[str, str | None], SystemValue] = field(default_factory=dict, compare=False, repr=False)
 
     def value(self, system: str, month: str | None = None) -> SystemValue:
@@ -163,20 +167,34 @@ class CapabilityTable:
         H100 (how clusters of mixed systems are labelled)."""
         return self.value(system).training
 
+    def training_ratio_at(self, value: SystemValue, cluster_gpus: int | None) -> float:
+        """The training ratio on a cluster of `cluster_gpus` GPUs: geometric between the sizes asked (the job's own
+        size below the first, the largest above the last); the reference job's when no size is given."""
+        sizes, ratios = self.training_sizes_gpus, value.training_at_scale
+        if cluster_gpus is None or not ratios or cluster_gpus <= sizes[0]:
+            return value.training
+        if cluster_gpus >= sizes[-1]:
+            return ratios[-1]
+        i = next(j for j in range(1, len(sizes)) if cluster_gpus <= sizes[j])
+        w = math.log(cluster_gpus / sizes[i - 1]) / math.log(sizes[i] / sizes[i - 1])
+        low, high = ratios[i - 1], ratios[i]
+        return low * (high / low) ** w if low > 0 and high > 0 else (1 - w) * low + w * high
+
     def value_per_gpu(self, system: str, training_weight: float, month: str | None = None,
-                      software_month: str | None = None) -> float:
+                      software_month: str | None = None, cluster_gpus: int | None = None) -> float:
         """What one GPU of `system` delivers, in HGX H100 GPUs, on a mix of the reference training job (weight
-        `training_weight`) and the serving jobs public by `month` (the rest, split by their own weights; all of
-        them when `month` is None), on the software of `software_month`'s era (default: `month`'s). With no
-        serving job public yet, training alone."""
+        `training_weight`; on a cluster of `cluster_gpus` when given, the buyer's own scale) and the serving jobs
+        public by `month` (the rest, split by their own weights; all of them when `month` is None), on the
+        software of `software_month`'s era (default: `month`'s). With no serving job public yet, training alone."""
         value = self.value(system, software_month or month)
+        training = self.training_ratio_at(value, cluster_gpus)
         live = [(w, r) for w, r, since in zip(self.serve_weights, value.serving, self.serve_since, strict=True)
                 if since is None or month is None or since <= month[:7]]
         total = sum(w for w, _ in live)
         if total <= 0:
-            return value.training
+            return training
         serve = sum(w * r for w, r in live) / total
-        return training_weight * value.training + (1 - training_weight) * serve
+        return training_weight * training + (1 - training_weight) * serve
 
     def frontier_run_days(self, system: str, gpus: int, flop: float) -> float | None:
         """Days to train a frontier run of `flop` on one cluster of `gpus` GPUs of `system` (None if it cannot)."""

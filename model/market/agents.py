@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from model.hardware.systems import systems
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
-from model.market.deliveries import Inbound, Shipment
-from model.market.events import Milestones
+from model.market.cooling import LiquidCooling, needs_liquid
+from model.market.deliveries import Inbound, Shipment, bring_up_months
+from model.market.events import CLUSTER_SIZES_GPUS, Milestones
 from model.market.fleet import Fleet
 from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
 from model.market.power import PowerPlan
@@ -70,12 +71,19 @@ class Buyer(Agent):
                                add_mw_per_year=add_mw_per_year)
         self.fleet = Fleet(name, terms.pue, spec.fabric_max_gpus, terms.power_unconstrained, keys,
                            model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
-        self.inbound = Inbound(keys, spec.transit_months, terms.integration_lag_months)
+        up = spec.bring_up
+        self.inbound = Inbound(keys, spec.transit_months,
+                               lambda k, gpus: bring_up_months(k, gpus, up.days_base, up.days_per_doubling))
+        self.liquid = LiquidCooling(up.liquid_fitout_months)
+        self._liquid_committed: tuple[tuple, float] = ((), 0.0)
+        self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}
         self.procurement = Procurement(
             self, model.supplier, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue),
-            keys, self.spare_mw, self.milestones.first, model.date_of)
+            keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months,
+            self.joining_cluster_gpus)
+        self.procurement.is_liquid = self.is_liquid
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
         self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
@@ -156,6 +164,32 @@ class Buyer(Agent):
         """The most capable cluster the buyer can train on."""
         return self.largest_cluster()
 
+    def joining_cluster_gpus(self, k: str) -> int | None:
+        """GPUs of this buyer's largest cluster of system k's architecture, which new GPUs of k would grow
+        (placement fills the site where that architecture runs first); None when it runs none."""
+        arch = systems()[k].architecture
+        sizes = [g for pace, g in self.fleet.largest_by_pace().items() if systems()[pace].architecture == arch]
+        return max(sizes) if sizes else None
+
+    # -- compute under contract (as a customer) ---------------------------------------------------------------------
+    def held_by_provider(self, t: int) -> dict[str, float]:
+        """H100e this buyer is given this month under its active contracts, by provider: what each provider's
+        online compute covers of them, in signing order (`ContractBook.delivered_h100e`), so no block is counted
+        for two customers and none beyond what the provider runs."""
+        book = self.model.contracts
+        providers = dict.fromkeys(c.provider for c in book.of_lab(self.name, t) if c.active(t))
+        held: dict[str, float] = {}
+        for name in providers:
+            provider = self.model.buyer(name)
+            given = sum(h for c, h in book.delivered_h100e(name, t, provider.h100e()) if c.lab == self.name)
+            if given > 0:
+                held[name] = given
+        return held
+
+    def contracted_h100e_held(self) -> float:
+        """H100e held under contracts this month (the agents table's `contracted_h100e`)."""
+        return sum(self.held_by_provider(self.model.month).values())
+
     # -- power --------------------------------------------------------------------------------------------------
     def max_site_mw(self) -> float:
         """The largest campus this buyer can have now (its kind's cap, and what anyone can power this month)."""
@@ -172,15 +206,79 @@ class Buyer(Agent):
         return self.fleet.power_online_mw() + self.power.ready_by_mw(month)
 
     def spare_mw(self, k: str, t: int) -> float:
-        """Facility MW free when an order of system k placed now would come online."""
+        """Facility MW free, for a system of k's cooling, when an order of system k placed now would arrive.
+        Liquid-cooled systems need space fitted for them, ready by then (unlimited when a fit-out started now
+        would be ready in time); air-cooled systems use the power not fitted for liquid."""
         if self.terms.power_unconstrained:
             return math.inf
-        ready = t + self.model.supplier.expected_wait_months(k, t) + self.terms.integration_lag_months
-        return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
+        ready = t + math.ceil(self.model.supplier.expected_wait_months(k, t))
+        power = self.power_by_mw(ready)
+        spare = power - self.power_committed_mw()
+        liquid_committed = self.liquid_committed_mw()
+        if self.is_liquid[k]:
+            if ready >= t + self.liquid.fitout_months:
+                return max(0.0, spare)
+            return max(0.0, min(spare, min(self.liquid.ready_by_mw(ready), power) - liquid_committed))
+        air = power - max(self.liquid.ready_by_mw(ready), liquid_committed)
+        air_committed = self.power_committed_mw() - liquid_committed
+        return max(0.0, min(spare, air - air_committed))
+
+    # -- liquid cooling -----------------------------------------------------------------------------------------
+    def liquid_committed_mw(self) -> float:
+        """Facility MW of the liquid-cooled systems online, on the way and on order."""
+        inbound, on_order = self.inbound, self.procurement.on_order_units
+        key = (self.model.month, self.fleet.placements, len(inbound.integrating), len(inbound.in_transit),
+               sum(g for _, g, _ in inbound.integrating), tuple(on_order.values()))
+        if self._liquid_committed[0] != key:
+            self._liquid_committed = (key, self._liquid_committed_mw())
+        return self._liquid_committed[1]
+
+    def _liquid_committed_mw(self) -> float:
+        kw = self.fleet.facility_kw_per_gpu
+        liquid = self.is_liquid
+        online = sum(g * kw(k) for k, g in self.fleet.online.items() if g and liquid[k])
+        waiting = sum(g * kw(k) for k, g, _ in self.inbound.waiting() if liquid[k])
+        on_order = sum(u * systems()[k].system_power_kw * self.terms.pue
+                       for k, u in self.procurement.on_order_units.items() if u and liquid[k])
+        return (online + waiting + on_order) / 1000.0
+
+    def liquid_used_mw(self) -> float:
+        kw = self.fleet.facility_kw_per_gpu
+        return sum(g * kw(k) for k, g in self.fleet.online.items() if g and self.is_liquid[k]) / 1000.0
+
+    def site_ready_wait_months(self, k: str, t: int, wait_months: float) -> float:
+        """Months until an order of system k placed now could go online, NVIDIA's wait and site readiness both:
+        a liquid-cooled system with no fitted space free when it arrives waits for a fit-out started now."""
+        if self.terms.power_unconstrained or not self.is_liquid[k]:
+            return wait_months
+        arrival = t + math.ceil(wait_months)
+        unit_mw = systems()[k].system_power_kw * self.terms.pue / 1000.0
+        if self.liquid.ready_by_mw(arrival) - self.liquid_committed_mw() >= unit_mw:
+            return wait_months
+        return max(wait_months, float(self.liquid.fitout_months))
+
+    def plan_liquid(self, t: int) -> None:
+        """Fit out space for liquid cooling (ready after the lead time) for the liquid-cooled systems online, on
+        the way and on order, plus the share of the power free by then that the buyer would fill with liquid-cooled
+        systems were its sites ready (its own scores: `Procurement.liquid_share`); only power that air-cooled
+        systems do not use can be fitted."""
+        if self.terms.power_unconstrained:
+            return
+        have = self.liquid.ready_mw + self.liquid.building_mw()
+        committed = self.power_committed_mw()
+        liquid_committed = self.liquid_committed_mw()
+        by = self.power_by_mw(t + self.liquid.fitout_months)
+        want = liquid_committed + self.procurement.liquid_share * max(0.0, by - committed)
+        gap = want - have
+        if gap <= 1e-9:
+            return
+        convertible = by - (committed - liquid_committed) - have
+        self.liquid.start(t, min(gap, max(0.0, convertible)))
 
     def finish_builds(self, t: int) -> None:
         for build in self.power.finished(t):
             self.fleet.add_power(build.mw, self.max_site_mw())
+        self.liquid.finish(t)
 
     def plan_power(self, t: int, year: int) -> None:
         """Start construction when the power this buyer will need by the time a build started now is surely done
@@ -232,11 +330,13 @@ class Buyer(Agent):
             return  # nowhere to put anything: everything waits for power
         max_site_mw = self.max_site_mw()
         waiting = []
+        cooled = not self.terms.power_unconstrained
         for k, gpus, ready in self.inbound.integrating:
             if ready > month:
                 waiting.append(Shipment(k, gpus, ready))
                 continue
-            left = self.fleet.place(k, gpus, online_month, max_site_mw)
+            fits = min(gpus, self._cooled_gpus(k)) if cooled else gpus
+            left = (gpus - fits) + (self.fleet.place(k, fits, online_month, max_site_mw) if fits else 0)
             placed = gpus - left
             if placed and events:
                 self.milestones.first("first_online", k, placed)
@@ -244,13 +344,25 @@ class Buyer(Agent):
                 waiting.append(Shipment(k, left, ready))
         self.inbound.integrating = waiting
 
+    def _cooled_gpus(self, k: str) -> int:
+        """How many GPUs of system k the space fitted for their cooling can take now (whole systems)."""
+        s = systems()[k]
+        unit_mw = s.system_power_kw * self.terms.pue / 1000.0
+        liquid_used = self.liquid_used_mw()
+        if self.is_liquid[k]:
+            free = min(self.liquid.ready_mw, self.fleet.power_online_mw()) - liquid_used
+        else:
+            air_used = self.fleet.power_used_mw() - liquid_used
+            free = self.fleet.power_online_mw() - max(self.liquid.ready_mw, liquid_used) - air_used
+        return max(0, int(free // unit_mw + 1e-9)) * s.gpus_per_system
+
     def check_at_scale(self) -> None:
-        """A first cluster of a system with at least the scenario's `at_scale_gpus` in one site is an event."""
-        reached = self.milestones.reached
-        at_scale = self.fleet.new_at_scale(self.model.spec.at_scale_gpus,
-                                           lambda k: ("first_cluster_at_scale", k) in reached)
-        for k, g in at_scale.items():
-            self.milestones.first("first_cluster_at_scale", k, g)
+        """A first cluster of a system with at least one of the fixed sizes (`CLUSTER_SIZES_GPUS`) or the
+        scenario's `at_scale_gpus` in one site is an event (the aggregate's too; it is never first of the race)."""
+        own = self.model.spec.at_scale_gpus
+        sizes = tuple(sorted({*CLUSTER_SIZES_GPUS, own}))
+        for (k, size), g in sorted(self.fleet.new_at_scale(sizes, self.milestones.reached_size).items()):
+            self.milestones.first_at_size(k, g, size, own)
 
     # -- the monthly step ---------------------------------------------------------------------------------------
     def step(self) -> None:
@@ -259,6 +371,7 @@ class Buyer(Agent):
         self.treasury.accrue(year, self._backlog_usd)
         self.finish_builds(t)
         self.procurement.procure(t)
+        self.plan_liquid(t)
         self.plan_power(t, year)
 
     def advance(self) -> None:
@@ -293,6 +406,11 @@ class Provider(Buyer):
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
         return self.model.contracts.sold_h100e(self.name, t, excluding)
 
+    def given_h100e(self, t: int, excluding: str | None = None) -> float:
+        """Compute (H100e) this provider gives this month under active contracts, those of `excluding` left out."""
+        return sum(h for c, h in self.model.contracts.delivered_h100e(self.name, t, self.h100e())
+                   if c.lab != excluding)
+
     def offer(self, t: int) -> tuple[str, int, float] | None:
         """What this provider can offer a lab now: its largest cluster less the compute already sold under
         contracts (running or yet to start), at the rental price of that system; None if nothing is free."""
@@ -322,7 +440,7 @@ class Lab(Buyer):
                          power_mw_start=spec.power_mw_start,
                          power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
         self.spec = spec
-        self._accessible: tuple[tuple, Cluster] = ((), NO_CLUSTER)
+        self._accessible: tuple[tuple, tuple[Cluster, str | None]] = ((), (NO_CLUSTER, None))
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
                                  model.capability.frontier_run_days)
 
@@ -336,34 +454,47 @@ class Lab(Buyer):
     def contracts(self) -> list[Contract]:
         return self.model.contracts.of_lab(self.name, self.model.month)
 
-    def hosted_clusters(self, t: int) -> list[Cluster]:
-        """Every cluster of every provider the lab can use: a partner host (such as Azure for OpenAI) lends its
-        clusters less the compute other labs hold there under contract; a contract gives at most the compute it
-        covers (in H100e) in any one of the provider's clusters."""
+    def hosted_clusters(self, t: int) -> list[tuple[Cluster, str]]:
+        """Every cluster of every provider the lab can use, with its provider: a partner host (such as Azure for
+        OpenAI) lends its clusters less the compute it gives other customers under contract; a contract gives at
+        most the compute the provider actually delivers on it (in H100e) in any one of the provider's clusters.
+        A cluster another lab is training on this month is not available (`MarketModel.training_claims`)."""
         catalog = systems()
         hosts = self.spec.hosts
-        held = self.model.contracts.held_h100e_by_provider(self.name, t)
+        held = self.held_by_provider(t)
+        claims = self.model.training_claims
         out = []
         for name in dict.fromkeys([*hosts, *held]):
             provider = self.model.buyer(name)
-            others = provider.contracted_h100e(t, excluding=self.name) if name in hosts else 0.0
+            others = provider.given_h100e(t, excluding=self.name) if name in hosts else 0.0
             for k, g in provider.fleet.largest_by_pace().items():  # the rest are smaller of the same pace
+                claim = claims.get((name, k))
+                if claim is not None and claim[0] != self.name and claim[1] > t:
+                    continue  # another lab trains there
                 per_gpu = catalog[k].h100e_per_gpu
-                limit = g - others / per_gpu if name in hosts else held[name] / per_gpu
-                out.append(Cluster(k, int(max(0.0, min(g, limit)))))
+                limit = (g - others / per_gpu) if name in hosts else 0.0
+                limit = max(limit, held.get(name, 0.0) / per_gpu)
+                out.append((Cluster(k, int(max(0.0, min(g, limit)))), name))
         return out
+
+    def _reach(self) -> tuple[Cluster, str | None]:
+        """The most capable cluster the lab can train on and whose it is (None: its own)."""
+        t = self.model.month
+        contracts = self.model.contracts
+        reachable = dict.fromkeys([*self.spec.hosts, *(c.provider for c in contracts.of_lab(self.name, t))])
+        key = (t, len(contracts), self.fleet.placements, self.model.claims_version,
+               tuple((self.model.buyer(name).fleet.placements, self.model.buyer(name).h100e()) for name in reachable))
+        if self._accessible[0] != key:
+            own = [(Cluster(k, g), None) for k, g in self.fleet.largest_by_pace().items()]
+            options = [*own, *self.hosted_clusters(t)]
+            best = best_cluster(self.model, [c for c, _ in options])
+            owner = next((o for c, o in options if c == best), None)
+            self._accessible = (key, (best, owner))
+        return self._accessible[1]
 
     def accessible_cluster(self) -> Cluster:
         """The most capable cluster the lab can train on: its own or one a provider runs for it."""
-        t = self.model.month
-        contracts = self.model.contracts
-        reachable = dict.fromkeys([*self.spec.hosts, *contracts.held_h100e_by_provider(self.name, t)])
-        key = (t, len(contracts), self.fleet.placements,
-               tuple(self.model.buyer(name).fleet.placements for name in reachable))
-        if self._accessible[0] != key:
-            own = self.fleet.largest_by_pace().items()
-            self._accessible = (key, best_cluster(self.model, [*own, *self.hosted_clusters(t)]))
-        return self._accessible[1]
+        return self._reach()[0]
 
     def train(self) -> None:
         """Finish a run that is due; start the next one on the most capable cluster the lab can reach."""
@@ -373,10 +504,12 @@ class Lab(Buyer):
             self.model.add_event_now(self.name, "training_run_finished", "", 0, f"{finished:.2e} FLOP")
         if self.runs.running:
             return
-        k, g = self.accessible_cluster()
+        (k, g), owner = self._reach()
         if k is None:
             return
         run = self.runs.start(t, k, g)
+        if run is not None and owner is not None:  # the provider's cluster is this lab's until the run ends
+            self.model.claim_cluster(owner, k, self.name, self.runs.run_end_month)
         if run is not None:
             self.model.add_event_now(self.name, "training_run_started", k, g,
                                      f"{run.flop:.2e} FLOP, {run.days:.0f} days")

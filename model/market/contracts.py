@@ -71,6 +71,8 @@ class ContractBook:
     _by_lab: dict[str, list[Contract]] = field(default_factory=dict)
     _live: list[Contract] = field(default_factory=list)
     _pruned_month: int = -(10**9)
+    _delivered: dict[tuple, list[tuple[Contract, float]]] = field(default_factory=dict)  # this month's answers
+    _delivered_month: int = -(10**9)
 
     def add(self, contract: Contract) -> None:
         self.signed.append(contract)
@@ -117,6 +119,24 @@ class ContractBook:
             if c.active(t):
                 held[c.provider] = held.get(c.provider, 0.0) + c.h100e
         return held
+
+    def delivered_h100e(self, provider: str, t: int, online_h100e: float) -> list[tuple[Contract, float]]:
+        """The provider's active contracts with the compute (H100e) each is actually given in month t: its online
+        compute goes to them in signing order, each at most what it bought (a block belongs to one customer, and a
+        contract signed when the provider has nothing free gets nothing until it has)."""
+        if self._delivered_month != t:
+            self._delivered_month, self._delivered = t, {}
+        key = (provider, online_h100e, len(self.signed))
+        if key not in self._delivered:
+            left = online_h100e
+            out = []
+            for c in self.of_provider(provider, t):
+                if c.active(t):
+                    given = min(c.h100e, max(0.0, left))
+                    left -= given
+                    out.append((c, given))
+            self._delivered[key] = out
+        return self._delivered[key]
 
     def annual_cost_usd(self, lab: str, t: int) -> float:
         """What a lab's contracts that are not over cost a year."""

@@ -1,8 +1,27 @@
-"""Systems on their way to a buyer's sites: shipped and in transit, then integrating (burn-in, acceptance)."""
+"""Systems on their way to a buyer's sites: shipped and in transit, then integrating (burn-in, acceptance).
+
+Bring-up takes longer the more GPUs arrive together: `bring_up_months` gives the months from arrival to ready for
+a batch (a few racks come up within the month; tens of thousands of GPUs need weeks of cabling, fabric bring-up and
+acceptance)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import NamedTuple
+
+from model.hardware.systems import systems
+
+DAYS_PER_MONTH = 30.4
+
+
+def bring_up_months(system: str, gpus: int, days_base: float, days_per_doubling: float) -> int:
+    """Whole months from arrival until a batch of `gpus` GPUs of `system` is ready to go online: `days_base` for one
+    system, plus `days_per_doubling` per doubling of the batch beyond one system. Arrivals count from the start of
+    their month, so a batch ready within 30 days goes online in the month it arrives."""
+    systems_in_batch = max(1.0, gpus / systems()[system].gpus_per_system)
+    days = days_base + days_per_doubling * math.log2(systems_in_batch)
+    return int(days // DAYS_PER_MONTH)
 
 
 class Shipment(NamedTuple):
@@ -16,9 +35,10 @@ class Shipment(NamedTuple):
 class Inbound:
     """A buyer's GPUs between NVIDIA and its sites, and how many it has received."""
 
-    def __init__(self, system_keys: tuple[str, ...], transit_months: int, integration_lag_months: int):
+    def __init__(self, system_keys: tuple[str, ...], transit_months: int,
+                 bring_up: Callable[[str, int], int] = lambda system, gpus: 0):
         self.transit_months = transit_months
-        self.integration_lag_months = integration_lag_months
+        self.bring_up = bring_up  # (system, GPUs arriving together) -> months until ready
         self.in_transit: list[Shipment] = []
         self.integrating: list[Shipment] = []
         self.delivered = dict.fromkeys(system_keys, 0)  # GPUs
@@ -34,8 +54,11 @@ class Inbound:
         if not arrived:
             return arrived
         self.in_transit = [x for x in self.in_transit if x.month > month]
-        ready = month + self.integration_lag_months
+        together: dict[str, int] = {}
         for k, gpus, _ in arrived:
+            together[k] = together.get(k, 0) + gpus
+        for k, gpus, _ in arrived:
+            ready = month + self.bring_up(k, together[k])
             self.delivered[k] += gpus
             last = self.integrating[-1] if self.integrating else None
             if last is not None and last.system == k and last.month == ready:

@@ -16,10 +16,23 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from typing import NamedTuple
 
 from model.hardware.systems import systems
 from model.market.open_sites import OpenSites
 from model.market.sites import Batch, Cluster, Site
+
+
+class ClusterDetail(NamedTuple):
+    """One training cluster as the agents table reports it."""
+
+    gpus: int
+    h100e: float
+    mw: float  # facility MW of its GPUs
+    systems: str  # its systems, "+"-joined, most GPUs first ("" when there is none)
+
+
+NO_CLUSTER_DETAIL = ClusterDetail(0, 0.0, 0.0, "")
 
 
 class Fleet:
@@ -51,6 +64,8 @@ class Fleet:
         self._pace_heaps: dict[str, list[tuple[int, int, int]]] = {}  # pace -> (-GPUs, site seq, site version)
         self._changed: dict[int, Site] = {}  # sites whose clusters are not yet in the heaps
         self._largest: tuple[int, dict[str, int]] = (-1, {})
+        self._largest_site: dict[str, int] = {}  # pace -> seq of the site holding its largest cluster
+        self._detail: tuple[int, ClusterDetail] = (-1, NO_CLUSTER_DETAIL)
 
     @property
     def sites(self) -> list[Site]:
@@ -226,13 +241,17 @@ class Fleet:
                     out[k] = min(g, fabric)
         return out
 
-    def new_at_scale(self, threshold: int, reached: Callable[[str], bool]) -> dict[str, int]:
-        """Systems not yet `reached` that have a cluster of at least `threshold` GPUs in one site now, with the
-        largest such cluster. Only sites placed into since the last call can have crossed the threshold."""
+    def new_at_scale(self, thresholds: tuple[int, ...],
+                     reached: Callable[[str, int], bool]) -> dict[tuple[str, int], int]:
+        """(system, threshold) pairs not yet `reached` where the system has a cluster of at least `threshold` GPUs
+        in one site now, with the largest such cluster. Only sites placed into since the last call can have
+        crossed a threshold."""
         touched, self._touched = self._touched, []
-        if not any(site.gpus_by_system.get(k, 0) >= threshold and not reached(k) for site, k in touched):
+        if not any(site.gpus_by_system.get(k, 0) >= t and not reached(k, t) for site, k in touched
+                   for t in thresholds):
             return {}
-        return {k: g for k, g in self.largest_by_system().items() if g >= threshold}
+        largest = self.largest_by_system()
+        return {(k, t): g for k, g in largest.items() for t in thresholds if g >= t and not reached(k, t)}
 
     def clusters(self) -> list[Cluster]:
         """Training clusters, site by site."""
@@ -261,13 +280,38 @@ class Fleet:
                 for heap in self._pace_heaps.values():
                     heapq.heapify(heap)
             biggest: dict[str, int] = {}
+            self._largest_site = {}
             for k, heap in self._pace_heaps.items():
                 while heap:
                     _, seq, version = heap[0]
                     site = self._sites.get(seq)
                     if site is not None and site.version == version:
                         biggest[k] = -heap[0][0]
+                        self._largest_site[k] = seq
                         break
                     heapq.heappop(heap)
             self._largest = (self.placements, biggest)
         return self._largest[1]
+
+    def largest_cluster(self) -> ClusterDetail:
+        """The largest single training cluster by GPUs (one architecture in one site, up to the fabric): its GPUs,
+        H100e, facility MW and the systems in it (a mixed campus reports each), largest share first."""
+        if self._detail[0] == self.placements:
+            return self._detail[1]
+        by_pace = self.largest_by_pace()
+        detail = NO_CLUSTER_DETAIL
+        if by_pace:
+            pace = max(by_pace, key=lambda k: (by_pace[k], k))
+            site = self._sites[self._largest_site[pace]]
+            catalog = systems()
+            arch = catalog[pace].architecture
+            members = sorted(((g, k) for k, g in site.gpus_by_system.items()
+                              if g > 0 and catalog[k].architecture == arch), reverse=True)
+            total = sum(g for g, _ in members)
+            scale = min(1.0, self.fabric_max_gpus / total) if total else 0.0
+            detail = ClusterDetail(by_pace[pace],
+                                   sum(g * catalog[k].h100e_per_gpu for g, k in members) * scale,
+                                   sum(g * self.facility_kw_per_gpu(k) for g, k in members) * scale / 1000.0,
+                                   "+".join(k for _, k in members))
+        self._detail = (self.placements, detail)
+        return detail

@@ -53,7 +53,7 @@ class MarketModel(Model):
                                         list(points.values()))
         self.event_log = EventLog()
         self.contracts = ContractBook()
-        self.supplier = Supplier(self, spec.supplier)
+        self.supplier = Supplier(self, spec.supplier, spec.allocation)
         kinds = spec.kinds
         for kind in ("hyperscaler", "neocloud"):
             for name, p in getattr(spec, kind).items():
@@ -73,6 +73,9 @@ class MarketModel(Model):
         for month in self._announced:  # signed as the month opens (earlier ones: backlog at the start)
             self.schedule_event(self._sign_announced, at=month + 0.5)
         self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
+        # (provider, pacing system) -> (lab, month its run ends): a provider's cluster trains one lab's run at a time
+        self.training_claims: dict[tuple[str, str], tuple[str, int]] = {}
+        self.claims_version = 0
         self._months_recorded = 0
         self.datacollector = DataCollector(model_reporters=market_reporters(self),
                                            agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
@@ -173,6 +176,11 @@ class MarketModel(Model):
         sup = self.supplier
         return rental_usd_per_gpu_hour(systems()[k], sup.price_usd(k, t), self.spec.rental, sup.backlog_units(k),
                                        sup.shipped_month[k], self.contracted_utilisation())
+
+    def claim_cluster(self, provider: str, system: str, lab: str, until_month: int) -> None:
+        """A lab trains on a provider's largest cluster of `system` until `until_month`: no other lab can."""
+        self.training_claims[(provider, system)] = (lab, until_month)
+        self.claims_version += 1
 
     # -- contracts ----------------------------------------------------------------------------------------------
     def _sign_announced(self) -> None:

@@ -1,6 +1,8 @@
 """What a buyer orders from NVIDIA: each system on offer is scored by what it delivers per dollar (the capability
-table's value per GPU for the buyer's mix of training and serving), discounted by the wait for it; the cash on
-hand is split across systems by score^sharpness, each order bounded by the power free when it would arrive."""
+table's value per GPU for the buyer's mix of training and serving), discounted by the wait until it could run (NVIDIA's
+queue, and a fit-out when the system needs liquid-cooled space the buyer does not have); the cash on hand is split
+across systems by score^sharpness, each order bounded by the power (of its cooling) free when it would arrive, and
+money one system cannot take goes to the next."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from model.capability.table import CapabilityTable
 from model.hardware.systems import systems
 from model.market.money import Treasury
 from model.market.supplier import Consignee, Supplier
+
+SOFTWARE_AHEAD_MONTHS = 24  # a buyer counts on software improving until arrival, at most this far ahead
 
 
 @dataclass(frozen=True)
@@ -32,67 +36,131 @@ class Procurement:
     def __init__(self, buyer: Consignee, supplier: Supplier, capability: CapabilityTable, treasury: Treasury,
                  terms: ProcurementTerms, system_keys: tuple[str, ...],
                  spare_mw: Callable[[str, int], float], first: Callable[[str, str, int, str], bool],
-                 month_of: Callable[[int], str]):
+                 month_of: Callable[[int], str],
+                 ready_wait: Callable[[str, int, float], float] = lambda k, t, wait: wait,
+                 cluster_gpus: Callable[[str], int | None] = lambda k: None):
         self.buyer, self.supplier, self.capability, self.treasury = buyer, supplier, capability, treasury
         self.terms = terms
         self.system_keys = system_keys
         self.spare_mw = spare_mw  # facility MW free when an order of a system placed in a month would arrive
         self.first = first  # (event, system, gpus, detail) -> whether this was the buyer's first such event
         self.month_of = month_of  # model month -> "YYYY-MM..." (the software era and the jobs public then)
+        self.ready_wait = ready_wait  # (system, month, NVIDIA's wait) -> months until it could run (site readiness)
+        self.cluster_gpus = cluster_gpus  # system -> GPUs of the buyer's cluster its GPUs would join (None: none)
         self.ordered = dict.fromkeys(system_keys, 0)  # GPUs
         self.preordered = dict.fromkeys(system_keys, 0)  # GPUs ordered before the system shipped
         self.on_order_units = dict.fromkeys(system_keys, 0)  # systems ordered and not yet shipped
         self._value: dict[tuple[str, int, int], float] = {}
+        self._scores: dict[tuple, float] = {}  # a month's scores (asked again while switching and ordering)
+        self.liquid_share = 0.0  # share of the last month's choice that needs liquid cooling, sites assumed ready
+        self.is_liquid: dict[str, bool] = dict.fromkeys(system_keys, False)  # set by the buyer
 
     def value_per_gpu(self, k: str, t: int, arrival_month: int | None = None) -> float:
         """What one GPU of system k delivers, in H100s, on the buyer's mix of training and serving, as the
         buyer's performance model sees it in month t: the workloads public then, on the software of the month
-        the GPUs would arrive (default t; software keeps improving while an order waits)."""
+        the GPUs would arrive (default t; software keeps improving while an order waits), training at the scale
+        of the buyer's cluster the GPUs would join (what it already runs of the same architecture)."""
         arrival = t if arrival_month is None else arrival_month
-        if (k, t, arrival) not in self._value:
-            self._value[(k, t, arrival)] = self.capability.value_per_gpu(
-                k, self.terms.training_weight, self.month_of(t), self.month_of(arrival))
-        return self._value[(k, t, arrival)]
+        key = (k, t, arrival, self.cluster_gpus(k))
+        if key not in self._value:
+            if len(self._value) > 4096:
+                self._value.clear()
+            self._value[key] = self.capability.value_per_gpu(
+                k, self.terms.training_weight, self.month_of(t), self.month_of(arrival), cluster_gpus=key[3])
+        return self._value[key]
 
-    def score(self, k: str, t: int) -> float:
-        """H100-value per dollar of system k ordered now, discounted by the months until it would arrive."""
+    def score(self, k: str, t: int, sites_ready: bool = False) -> float:
+        """H100-value per dollar of system k ordered now, discounted by the months until it could run (NVIDIA's
+        wait, and the site's readiness unless `sites_ready`)."""
+        key = (k, t, sites_ready, self.supplier.backlog_units(k), tuple(self.on_order_units.values()))
+        if key in self._scores:
+            return self._scores[key]
+        if len(self._scores) > 1024:
+            self._scores.clear()
         sup = self.supplier
         wait = sup.expected_wait_months(k, t)
-        value_usd = self.value_per_gpu(k, t, t + round(wait)) / sup.price_usd(k, t)
-        return value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
+        if not sites_ready:
+            wait = self.ready_wait(k, t, wait)
+        software_month = t + min(round(wait), SOFTWARE_AHEAD_MONTHS)
+        value_usd = self.value_per_gpu(k, t, software_month) / sup.price_usd(k, t)
+        score = value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
+        self._scores[key] = score
+        return score
+
+    def _weights(self, scores: dict[str, float]) -> dict[str, float]:
+        top = max(scores.values())
+        if top <= 0:
+            return {}
+        weights = {k: (v / top) ** self.terms.choice_sharpness for k, v in scores.items() if v > 0}
+        return {k: w for k, w in weights.items() if w >= self.terms.choice_min_weight}
 
     def procure(self, t: int) -> None:
         """Spend the cash on hand across the systems on offer, in proportion to score^sharpness (a near-argmax that
         still spreads orders when systems are close), each order bounded by the power free when it would arrive.
         Systems not yet shipping can be pre-ordered within the buyer's lookahead."""
+        self.switch_orders(t)
         cash = self.treasury.cash_usd()
         if cash <= 0:
             return
         sup, terms = self.supplier, self.terms
-        scores = {k: self.score(k, t) for k in self.system_keys
-                  if sup.orderable(k, t, terms.preorder_lookahead_months)}
-        if not scores:
+        offered = [k for k in self.system_keys if sup.orderable(k, t, terms.preorder_lookahead_months)]
+        if not offered:
             return
-        top = max(scores.values())
-        weights = {k: (v / top) ** terms.choice_sharpness for k, v in scores.items() if v > 0}
-        weights = {k: w for k, w in weights.items() if w >= terms.choice_min_weight}
+        wanted = self._weights({k: self.score(k, t, sites_ready=True) for k in offered})
+        if wanted:  # what the buyer would buy if its sites were ready: it fits out space for that share
+            self.liquid_share = sum(w for k, w in wanted.items() if self.is_liquid[k]) / sum(wanted.values())
+        weights = self._weights({k: self.score(k, t) for k in offered})
         total = sum(weights.values())
         best_now = max((k for k in weights if sup.shipping(k, t)), key=weights.get, default=None)
-        for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):
+        for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):  # what one cannot take flows to the next
             s = systems()[k]
             price = sup.price_usd(k, t)
             units = int(cash * w / total // price)
+            total -= w
             spare_mw = self.spare_mw(k, t)
             if spare_mw != math.inf:
                 units = min(units, int(spare_mw * 1000.0 // (s.system_power_kw * terms.pue)))
             if units <= 0:
                 continue
             self.order(k, units, price)
+            cash -= units * price
             if not sup.shipping(k, t):
                 self.preordered[k] += units * s.gpus_per_system
                 if best_now and w > weights[best_now]:
                     self.first("preorder", k, units * s.gpus_per_system,
                                f"pre-orders {k} ahead of {best_now}, which ships now")
+
+    def switch_orders(self, t: int) -> None:
+        """Move open orders the buyer would no longer place at all (weight under `choice_min_weight` against the
+        best system on offer) to the best system on offer that fits the same sites (the same cooling: a GB300 rack
+        goes where a GB200 rack was planned). Money committed stays committed; NVIDIA's queue is re-entered."""
+        sup, terms = self.supplier, self.terms
+        open_orders = [k for k, u in self.on_order_units.items() if u > 0]
+        if not open_orders:
+            return
+        offered = [k for k in self.system_keys if sup.orderable(k, t, terms.preorder_lookahead_months)]
+        scores = {k: self.score(k, t) for k in dict.fromkeys([*offered, *open_orders])}
+        for k in open_orders:
+            family = [j for j in offered if self.is_liquid[j] == self.is_liquid[k] and scores[j] > 0]
+            best = max(family, key=scores.get, default=None)
+            if best is None or best == k or (scores[k] / scores[best]) ** terms.choice_sharpness >= \
+                    terms.choice_min_weight:
+                continue
+            price = sup.price_usd(best, t)
+            if self.value_per_gpu(best, t) / price <= self.value_per_gpu(k, t) / sup.price_usd(k, t):
+                continue  # only to a system worth more per dollar (never back to an older one)
+            usd = sup.withdraw(self.buyer, k, self.on_order_units[k])
+            if usd <= 0:
+                continue
+            gone = self.on_order_units[k]
+            self.on_order_units[k] = 0
+            self.ordered[k] -= gone * systems()[k].gpus_per_system
+            self.treasury.commit(-usd)
+            units = int(usd // price)
+            if units > 0:
+                self.order(best, units, price)
+                self.first("order_switched", best, units * systems()[best].gpus_per_system,
+                           f"moves {gone} {k} on order to {units} {best}")
 
     def order(self, k: str, units: int, unit_price_usd: float) -> None:
         self.supplier.place_order(self.buyer, k, units, unit_price_usd)

@@ -4,7 +4,10 @@ allocated pro rata, launch-premium pricing and revenue booked on shipment.
 Allocation policy (documented because it decides who gets scarce early units): each month a system's output is
 split across its open orders in proportion to (units still outstanding)^`order_size_exponent` — above 1, NVIDIA
 favours its largest customers when output is scarce — one open order per buyer and system (new orders add to it),
-whole systems by largest remainder, ties broken by the model's seeded generator. Capacity is
+whole systems by largest remainder, ties broken by the model's seeded generator. While a system ramps (before its
+volume date) NVIDIA also weighs who asked first and who it is tied to (the scenario's `[allocation]`): an order's
+weight grows with the months it has waited (pre-orders placed early are served early), and a buyer with a public
+strategic relationship with NVIDIA (an equity stake, an investment, a capacity agreement) counts more. Capacity is
 split across systems in proportion to the wafers (and HBM) their backlogs need, each system capped by its ramp.
 Revenue is NVIDIA's part of what buyers pay (its share of a rack's price, plus networking sold with it).
 """
@@ -20,7 +23,10 @@ from model.hardware.systems import System, systems
 from model.market.calendar import date_of, month_index
 from model.market.pricing import system_price_usd
 from model.scenario.mesa_core import Agent
+from model.scenario.schema import Allocation
 from model.scenario.schema import Supplier as SupplierParams
+
+PLAN_AHEAD_MONTHS = 24  # NVIDIA's output is projected this far beyond the run, for waits that end after it
 
 
 class Consignee(Protocol):
@@ -39,6 +45,7 @@ class Order:
     system: str
     units_outstanding: int
     usd_outstanding: float
+    opened_month: int = 0  # when the buyer first asked (the order stays open while units are outstanding)
 
 
 def _anchored_series(points: dict[str, float], start: str, n_months: int, growth_multiplier: float) -> np.ndarray:
@@ -53,14 +60,18 @@ class Supplier(Agent):
     """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits. Buyers call it
     (`place_order`, and what they see: prices, waits, what ships); it calls back only through `Consignee.receive`."""
 
-    def __init__(self, model, params: SupplierParams):
+    def __init__(self, model, params: SupplierParams, allocation: Allocation | None = None):
         super().__init__(model)
         self.name = "nvidia"
         self.p = params
+        self.allocation = allocation or Allocation(partner_weight=0.0, order_age_weight_per_month=0.0)
+        self._partner_since = {name: month_index(since, model.start)
+                               for name, since in self.allocation.partners.items()}
         catalog = systems()
         self.keys = list(model.system_keys)
         self.first: dict[str, int] = {}
         self.volume: dict[str, int] = {}
+        self.volume_announced: dict[str, int] = {}  # the volume date buyers expect until the first racks ship
         for k in self.keys:
             delay, volume_delay = params.delays_months(k)  # scenario inputs, e.g. a Rubin delay
             first = month_index(catalog[k].first_shipment, model.start) + delay
@@ -74,10 +85,16 @@ class Supplier(Agent):
                                     f"{slip} months")
             self.first[k] = first + slip
             self.volume[k] = max(volume + slip, first + slip + 1)
+            # a ramp problem shows when the first racks ship (GB200's did): until then buyers expect the plan
+            self.volume_announced[k] = max(volume - volume_delay + slip, first + slip + 1)
         growth = params.supply_growth_multiplier
-        self.wafers_per_month = _anchored_series(params.cowos_wafers_per_month, model.start, model.n_months, growth)
-        self.hbm_tb_per_month = _anchored_series(params.hbm_tb_per_month, model.start, model.n_months, growth)
+        horizon = model.n_months + PLAN_AHEAD_MONTHS  # buyers weigh waits that may end after the run
+        self.wafers_per_month = _anchored_series(params.cowos_wafers_per_month, model.start, horizon, growth)
+        self.hbm_tb_per_month = _anchored_series(params.hbm_tb_per_month, model.start, horizon, growth)
         self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
+        self._cum_output_gpus_announced = {k: self._cumulative_expected_output(k, self.volume_announced[k])
+                                           if self.volume_announced[k] != self.volume[k] else self._cum_output_gpus[k]
+                                           for k in self.keys}
         self.orders: dict[str, dict[str, Order]] = {k: {} for k in self.keys}
         self._backlog = dict.fromkeys(self.keys, 0)
         self._prices: dict[tuple[str, int], float] = {}  # (system, month) -> price: a fixed path once slips are drawn
@@ -107,14 +124,16 @@ class Supplier(Agent):
         """Units ordered and not yet shipped (kept as a running count: buyers ask for it every month)."""
         return self._backlog[k]
 
-    def ramp_fraction(self, k: str, t: int) -> float:
-        """Share of total capacity a system may use: geometric from first shipment to 1 at volume."""
+    def ramp_fraction(self, k: str, t: int, volume: int | None = None) -> float:
+        """Share of total capacity a system may use: geometric from first shipment to 1 at volume (its actual
+        volume date unless `volume` is given)."""
+        volume = self.volume[k] if volume is None else volume
         if t < self.first[k]:
             return 0.0
-        if t >= self.volume[k]:
+        if t >= volume:
             return 1.0
         f0 = self.p.ramp_first_month_fraction
-        return f0 ** (1 - (t - self.first[k]) / (self.volume[k] - self.first[k]))
+        return f0 ** (1 - (t - self.first[k]) / (volume - self.first[k]))
 
     def capacity_gpus(self, k: str, t: int) -> float:
         """GPUs of system k the whole capacity could make in month t (CoWoS and HBM bound, before sharing)."""
@@ -124,11 +143,12 @@ class Supplier(Agent):
         by_hbm = self.hbm_tb_per_month[t] * 1000.0 / s.hbm_gb
         return min(by_wafers, by_hbm)
 
-    def _cumulative_expected_output(self, k: str) -> np.ndarray:
+    def _cumulative_expected_output(self, k: str, volume: int | None = None) -> np.ndarray:
         """Cumulative GPUs of system k buyers expect NVIDIA to make, month by month: its ramp-capped capacity
         times the share of capacity a system is expected to get (`expected_share_of_capacity`)."""
         share = self.p.expected_share_of_capacity
-        monthly = [share * self.ramp_fraction(k, m) * self.capacity_gpus(k, m) for m in range(self.model.n_months)]
+        monthly = [share * self.ramp_fraction(k, m, volume) * self.capacity_gpus(k, m)
+                   for m in range(len(self.wafers_per_month))]
         return np.cumsum(monthly)
 
     def expected_wait_months(self, k: str, t: int, extra_units: int = 0) -> float:
@@ -142,7 +162,7 @@ class Supplier(Agent):
         return self._waits[key]
 
     def _wait_months(self, k: str, t: int, extra_units: int) -> float:
-        cum = self._cum_output_gpus[k]
+        cum = self._cum_output_gpus[k] if t >= self.first[k] else self._cum_output_gpus_announced[k]
         start = min(max(t, self.first[k]), len(cum) - 1)
         made_before = cum[start - 1] if start > 0 else 0.0
         queue = (self.backlog_units(k) + extra_units) * systems()[k].gpus_per_system
@@ -159,11 +179,35 @@ class Supplier(Agent):
             return
         order = self.orders[k].get(buyer.name)
         if order is None:
-            order = self.orders[k][buyer.name] = Order(buyer, k, 0, 0.0)
+            order = self.orders[k][buyer.name] = Order(buyer, k, 0, 0.0, self.model.month)
         order.units_outstanding += units
         order.usd_outstanding += units * unit_price_usd
         self.units_ordered_total[k] += units
         self._backlog[k] += units
+
+    def launch_priority(self, order: Order, t: int) -> float:
+        """How much more than its size an order weighs while its system ramps: (1 + partner weight if the buyer
+        has a public tie with NVIDIA by month t) x (1 + age weight x months the order has waited)."""
+        a = self.allocation
+        since = self._partner_since.get(order.consignee.name)
+        partner = 1.0 + (a.partner_weight if since is not None and since <= t else 0.0)
+        return partner * (1.0 + a.order_age_weight_per_month * max(0, t - order.opened_month))
+
+    def withdraw(self, buyer: Consignee, k: str, units: int) -> float:
+        """Take up to `units` systems off the buyer's open order for system k (a buyer moving its order to another
+        system of the same rack family); returns what they would have cost."""
+        order = self.orders[k].get(buyer.name)
+        if order is None or units <= 0:
+            return 0.0
+        units = min(units, order.units_outstanding)
+        usd = order.usd_outstanding * units / order.units_outstanding
+        order.units_outstanding -= units
+        order.usd_outstanding -= usd
+        self.units_ordered_total[k] -= units
+        self._backlog[k] -= units
+        if order.units_outstanding == 0:
+            del self.orders[k][buyer.name]
+        return usd
 
     # -- the monthly step -------------------------------------------------------------------------------------
     def step(self) -> None:
@@ -196,6 +240,8 @@ class Supplier(Agent):
         if units <= 0:
             return
         weight = outstanding ** self.p.order_size_exponent
+        if t < self.volume[s.key]:  # launch volume: who asked first and who NVIDIA is tied to count too
+            weight = weight * np.array([self.launch_priority(o, t) for o in orders])
         exact = np.zeros_like(outstanding)
         open_ = np.ones(len(orders), dtype=bool)
         left_exact = float(units)

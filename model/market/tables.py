@@ -19,17 +19,26 @@ AGENT_ROW_NAME = "row"
 def agent_columns(system_keys: tuple[str, ...]) -> list[str]:
     """Columns of the agents table (DESIGN.md)."""
     return (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in system_keys]
-            + ["h100e", "power_mw_online", "power_mw_used", "largest_cluster_gpus", "capex_usd_cumulative",
+            + ["h100e", "contracted_h100e", "reachable_h100e", "power_mw_online", "power_mw_used",
+               "largest_cluster_gpus", "largest_cluster_h100e",
+               "largest_cluster_mw", "largest_cluster_systems", "capex_usd_cumulative", "reference_run_cluster_gpus",
                "frontier_run_days"])
 
 
 def agent_row(buyer) -> tuple:
-    """A buyer's row of the agents table, without the date."""
+    """A buyer's row of the agents table, without the date: the compute it owns, holds under contract (what its
+    providers actually deliver on its active contracts) and can reach (the two added: no block counted twice), its
+    largest single training cluster (own sites), and the cluster it can reach (own, a partner's or under contract)
+    that trains the reference run fastest."""
     online = buyer.gpus_online()
+    owned = buyer.h100e()
+    contracted = buyer.contracted_h100e_held()
+    largest = buyer.fleet.largest_cluster()
     k, g = buyer.accessible_cluster()
     days = buyer.model.capability.reference_run_days(k, g) if k else None
     return (buyer.name, buyer.kind, int(sum(online.values())), *(int(online[key]) for key in buyer.model.system_keys),
-            buyer.h100e(), buyer.power_online_mw(), buyer.power_used_mw(), int(g), buyer.capex_usd, days)
+            owned, contracted, owned + contracted, buyer.power_online_mw(), buyer.power_used_mw(), int(largest.gpus),
+            largest.h100e, largest.mw, largest.systems, buyer.capex_usd, float(g) if k else None, days)
 
 
 def agent_rows_frame(model: MarketModel) -> pd.DataFrame:
@@ -41,7 +50,8 @@ def agent_rows_frame(model: MarketModel) -> pd.DataFrame:
     months = collected.index.get_level_values("Step").astype(int) - 1  # Mesa time t + 1 simulates month t
     dates = {t: date_of(model.start, t) for t in set(months)}
     rows = [(dates[t], *row) for t, row in zip(months, collected[AGENT_ROW_NAME], strict=True)]
-    return pd.DataFrame(rows, columns=columns).astype({"frontier_run_days": float})
+    return pd.DataFrame(rows, columns=columns).astype({"frontier_run_days": float,
+                                                        "reference_run_cluster_gpus": float})
 
 
 def market_reporters(model: MarketModel) -> dict:

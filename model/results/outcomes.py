@@ -16,7 +16,8 @@ Conventions (written down here once; everything else refers to them):
 - **Firsts per generation** (`first_delivery`, `first_online`, `first_cluster_at_scale`): per system, the earliest
   such event of any named agent. The market raises none for systems some buyer already runs at the start (the race
   is about generations that arrive during the run), so those systems have no firsts. `first_cluster_at_scale` uses
-  the scenario's `at_scale_gpus`; `clusters_at_scale` reads the agents table against any size thresholds.
+  the scenario's `at_scale_gpus` (the market also raises it at fixed sizes, 1,000 / 10,000 / 100,000 GPUs, read by
+  `firsts_at_sizes`); `clusters_at_scale` reads the agents table against any size thresholds.
 - **Revenue** is a flow: monthly `nvidia_revenue_usd` summed over calendar years, NVIDIA fiscal years or fiscal
   quarters. NVIDIA's fiscal year N runs February of N-1 to January of N (FY2025 = Feb 2024 - Jan 2025; Q1 Feb-Apr,
   Q2 May-Jul, Q3 Aug-Oct, Q4 Nov-Jan; the real year ends on the last Sunday of January, months stand in for it). A
@@ -173,9 +174,32 @@ def kind_shares(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
 
 
 # -- firsts -------------------------------------------------------------------------------------------------------
+_AT_SIZE = re.compile(r"^\s*(\d+)\s*GPUs")
+SCENARIO_THRESHOLD_TAG = "(at_scale_gpus)"  # what the market writes in the detail of its own threshold's events
+
+
+def at_scale_sizes(events: pd.DataFrame) -> pd.DataFrame:
+    """`first_cluster_at_scale` events with `threshold_gpus` (the size crossed, from the detail) and `scenario`
+    (True for the scenario's own `at_scale_gpus`; also for results whose events carry no size, which had only
+    that one)."""
+    ev = events[events["event"] == "first_cluster_at_scale"]
+    detail = ev["detail"].fillna("") if "detail" in ev.columns else pd.Series("", index=ev.index)
+    size = detail.str.extract(_AT_SIZE, expand=False).astype(float)
+    return ev.assign(threshold_gpus=size.astype("Int64"),
+                     scenario=detail.str.contains(SCENARIO_THRESHOLD_TAG, regex=False) | size.isna())
+
+
+def _scenario_threshold_only(events: pd.DataFrame) -> pd.DataFrame:
+    """Events without the fixed-size `first_cluster_at_scale` rows that are not the scenario's own threshold."""
+    if "detail" not in events.columns or not (events["event"] == "first_cluster_at_scale").any():
+        return events
+    sized = at_scale_sizes(events)
+    return events.drop(index=sized.index[~sized["scenario"]])
+
+
 def _ordered_milestones(events: pd.DataFrame, which: Sequence[str]) -> pd.DataFrame:
     ev = _with_run(events)
-    ev = ev[ev["event"].isin(list(which))]
+    ev = _scenario_threshold_only(ev[ev["event"].isin(list(which))])
     keys = run_keys(ev)
     return ev.assign(_order=np.arange(len(ev))).sort_values([*keys, "date", "_order"], kind="stable")
 
@@ -201,6 +225,24 @@ def firsts(events: pd.DataFrame, agents: pd.DataFrame, which: Sequence[str] = FI
         ev = ev[ev["_aggregate"].isna()]
     first = ev.drop_duplicates([*keys, "event", "system"], keep="first")
     return first[[*keys, "event", "system", "date", "agent", "gpus"]].reset_index(drop=True)
+
+
+def firsts_at_sizes(events: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame:
+    """Per run, system and cluster size (the fixed sizes every run reports and the scenario's own): the first named
+    agent with a cluster of that system of at least that many GPUs in one site. Returns run keys, system,
+    threshold_gpus, scenario (the scenario's own threshold), date, agent, gpus."""
+    ev = _with_run(events)
+    ev = at_scale_sizes(ev.assign(_order=np.arange(len(ev))))
+    keys = run_keys(ev)
+    cols = [*keys, "system", "threshold_gpus", "scenario", "date", "agent", "gpus"]
+    by = [k for k in keys if k == "label"]
+    aggregates = agents.loc[~is_named(agents["kind"]), [*by, "agent"]].drop_duplicates()
+    if len(aggregates):
+        ev = ev.merge(aggregates.assign(_aggregate=True), on=[*by, "agent"], how="left", sort=False)
+        ev = ev[ev["_aggregate"].isna()]
+    ev = ev.sort_values([*keys, "date", "_order"], kind="stable")
+    first = ev.drop_duplicates([*keys, "system", "threshold_gpus"], keep="first")
+    return first[cols].sort_values([*keys, "system", "threshold_gpus"], kind="stable").reset_index(drop=True)
 
 
 def clusters_at_scale(agents: pd.DataFrame,

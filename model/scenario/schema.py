@@ -199,6 +199,31 @@ class Supplier(_Frozen):
         return self.delay_months.get(system, 0), self.volume_delay_months.get(system, 0)
 
 
+# -- who brings a new generation up first (issue 15): NVIDIA's allocation of launch volume, site readiness for
+# liquid cooling, bring-up that grows with size. These replace per-kind integration lags.
+class Allocation(_Frozen):
+    """How NVIDIA shares a system's scarce output while it ramps (before its volume date): each open order weighs
+    (units outstanding)^`supplier.order_size_exponent`, times (1 + `partner_weight`) for a buyer with a public
+    strategic relationship with NVIDIA (an equity stake, an investment or a capacity agreement, public from the month
+    given in `partners`), times (1 + `order_age_weight_per_month` x the months the order has waited).
+    After the volume date only order size counts."""
+
+    partner_weight: Factor
+    order_age_weight_per_month: Factor
+    partners: dict[str, Month] = {}  # agent -> month its first public tie with NVIDIA began
+
+
+class BringUp(_Frozen):
+    """From delivery to online: a system whose rack needs liquid cooling goes only into space fitted for it (a
+    fit-out each buyer decides, with a lead time), and a delivered batch is burnt in and accepted in a time that
+    grows with its size."""
+
+    liquid_cooling_above_kw_per_system: Annotated[float, Field(gt=0, le=10_000)]  # kW per system (a rack is < 1 MW)
+    liquid_fitout_months: Months
+    days_base: Annotated[float, Field(ge=0, le=MAX_MONTHS * 31)]  # bring-up at most the longest horizon
+    days_per_doubling: Annotated[float, Field(ge=0, le=MAX_MONTHS * 31)]
+
+
 class KindBase(_Frozen):
     """Behaviour and physics shared by every buyer of a kind."""
 
@@ -208,7 +233,6 @@ class KindBase(_Frozen):
     ai_systems_share: Fraction
     capex_growth_after_guidance: Growth
     pue: Annotated[float, Field(ge=1, le=3)]
-    integration_lag_months: Months
     construction_lead_months: Months
     construction_delay_max_months: Months
     max_site_mw: SiteMW
@@ -310,6 +334,8 @@ class Scenario(_Frozen):
     choice_sharpness: PositiveFactor
     choice_min_weight: Annotated[float, Field(ge=0, lt=1)]
     reference_jobs: ReferenceJobs
+    allocation: Allocation
+    bring_up: BringUp
     max_campus_mw: Annotated[dict[Month, SiteMW], Field(min_length=1)]
     frontier: Frontier
     rental: Rental

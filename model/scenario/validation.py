@@ -147,6 +147,10 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
             if host not in providers:
                 fail(f"lab.{name}.hosts.{i}", f"expected a hyperscaler or neocloud, got {host!r}"
                                               f"{nearest(host, sorted(providers))}")
+    for name in s.allocation.partners:
+        if name not in agents or name in s.other:
+            fail(f"allocation.partners.{name}", f"expected a named agent, got {name!r}"
+                                                f"{nearest(name, sorted(agents - set(s.other)))}")
     for i, name in enumerate(s.deliver_contracts_of):
         if name not in agents:
             fail(f"deliver_contracts_of.{i}", f"expected an agent, got {name!r}{nearest(name, sorted(agents))}")
