@@ -400,6 +400,8 @@ def test_event_filters_keep_exactly_the_matching_events(finished):
             expected = expected[expected["system"] == system]
         rows = events.event_rows(evs, types, agent, system)
         assert len(rows) == len(expected), (types, agent, system)
+        count, newest = events.newest_matching(evs, types, agent, system, limit=20)  # what the page puts in words
+        assert count == len(rows) and newest == events.matching(evs, types, agent, system)[:20]
         nonempty += len(rows) > 0
         assert rows["month"].tolist() == sorted(expected["date"].dt.strftime("%Y-%m"), reverse=True)
         if types:

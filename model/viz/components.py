@@ -190,12 +190,12 @@ def EventsTable(model):
     filters = (tuple(state.event_types.value or ()), state.event_agent.value, state.event_system.value)
     # events change in some months only: rows and filter choices are made again when they or the filters change
     offered = solara.use_memo(lambda: events.choices(snap.events), [model, len(snap.events)])
-    rows = solara.use_memo(lambda: events.matching(snap.events, filters[0] or None, *filters[1:]),
-                           [model, len(snap.events), filters])
+    count, rows = solara.use_memo(lambda: events.newest_matching(snap.events, filters[0] or None, *filters[1:]),
+                                  [model, len(snap.events), filters])
     table = solara.use_memo(lambda: events.events_html(rows), [model, len(snap.events), filters])
-    shown = f", the newest {events.ROWS_SHOWN} shown" if len(rows) > events.ROWS_SHOWN else ", newest first"
+    shown = f", the newest {events.ROWS_SHOWN} shown" if count > events.ROWS_SHOWN else ", newest first"
     with solara.Column(classes=["airace-card", "airace-events"], gap="4px"):
-        solara.Text(f"Events so far: {len(snap.events)}; {len(rows)} match the filters{shown}",
+        solara.Text(f"Events so far: {len(snap.events)}; {count} match the filters{shown}",
                     classes=["airace-card-title", "airace-events-count"])
         with solara.Row(gap="6px", classes=["airace-event-filters"]):
             _select("type", offered["event"], state.event_types.value, state.event_types.set, multiple=True,
