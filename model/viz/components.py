@@ -144,9 +144,13 @@ def Scoreboard(model):
     update_counter.get()
     snap = data.snapshot(model)
     at_scale = solara.use_memo(lambda: scenario_value(model, "at_scale_gpus"), [model])
+    # the firsts and clusters change in a few months of the run: the table is written again only then (the live run
+    # keeps the same frames until they change)
+    html = solara.use_memo(lambda: scoreboard_html(snap, at_scale),
+                           [model, id(snap.firsts), id(snap.clusters), snap.systems, snap.systems_at_start])
     with solara.Column(classes=["airace-card", "airace-scoreboard"], gap="2px"):
         solara.Text("Firsts of the race", classes=["airace-card-title"])
-        solara.HTML(tag="div", unsafe_innerHTML=scoreboard_html(snap, at_scale), classes=["airace-scoreboard-body"])
+        solara.HTML(tag="div", unsafe_innerHTML=html, classes=["airace-scoreboard-body"])
 
 
 @solara.component_vue("plotly_chart.vue")
