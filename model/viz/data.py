@@ -2,11 +2,14 @@
 
 `live_run(model).snapshot()` reads the model through its public tables only (`agents_frame`, `market_frame`,
 `events_frame`, `time_index`, `n_months`, `current_date`) and only the DESIGN.md columns, so the app keeps working
-while the market's internals change. It is incremental: each month only the new rows are brought to the results
-schema (`model.results.conform`: dates as timestamps) and added to the series, so a month costs the same at the end
-of the race as at its start. Every outcome the page states — leader and shares, firsts, clusters at scale, record
-holders, revenue — comes from `model.results.outcomes`, called on the new rows (positions at a date depend on that
-date's rows only) or, for firsts and clusters at scale, on the whole run so far whenever a new row could change them.
+while the market's internals change. It is incremental: each month only the new rows are added to the series, so a
+month costs the same at the end of the race as at its start; the whole agents table in the results schema
+(`model.results.conform`: dates as timestamps) is made only when asked for (CSV downloads, clusters at scale). Every
+outcome the page states comes from `model.results.outcomes` or equals it: firsts, clusters at scale and revenue are
+its functions, called on the whole run so far whenever a new row could change them; a month's standings (leader,
+shares) and record holders depend on that month's rows only and are computed here from them with numpy
+(`month_standing`, `month_records`: outcomes' pandas calls cost most of a month's budget), and `test_viz_data`
+checks them equal to `outcomes.standings` and `outcomes.records` on the whole table every month.
 
 A `Snapshot` is immutable and shared by every component of one month (one per model and month, however many
 components ask); the page never reads the model directly.
