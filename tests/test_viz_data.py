@@ -210,6 +210,39 @@ def test_outcomes_are_the_outcomes_modules_on_the_whole_tables(run, request):
     assert len(snap.events) == len(events)  # nothing dated after the month shown
 
 
+def test_each_months_standings_and_records_are_the_outcomes_modules_on_the_whole_table(settings):
+    """The page computes a month's standings, records and shares from that month's rows only (numpy, not the
+    outcomes module's pandas calls): every month they equal the outcomes module on the whole table so far."""
+    model = controls.build_model(settings)
+    checked = 0
+    while model.running and checked < 40:
+        model.step()
+        snap = data.snapshot(model)
+        agents = conform("agents", model.agents_frame())
+        pd.testing.assert_frame_equal(snap.standing, outcomes.standings(agents, at="end"))
+        pd.testing.assert_frame_equal(snap.records, outcomes.records(agents, at="end"))
+        share = outcomes.standings(agents, at="end").set_index("agent")["share"]
+        np.testing.assert_allclose(snap.share[-1], share[list(snap.agent_names)].to_numpy(), equal_nan=True)
+        checked += 1
+    assert checked == 40 and snap.records["measure"].tolist()[:1] == ["largest_cluster_gpus"]
+    pd.testing.assert_frame_equal(snap.agents, agents)  # the whole table, made when asked for
+
+
+def test_month_standings_and_records_break_ties_and_skip_the_aggregate_as_outcomes_does():
+    rows = pd.DataFrame({"date": pd.Timestamp("2025-03-01"), "agent": ["zeta", "alpha", "rest", "beta"],
+                         "kind": ["lab", "hyperscaler", "other", "neocloud"], "h100e": [5.0, 5.0, 9.0, 0.0],
+                         "largest_cluster_gpus": [100, 100, 900, 0], "frontier_run_days": [np.nan, 30.0, 1.0, 30.0]})
+    rows = conform("agents", rows.assign(gpus_online=0))
+    columns = {c: rows[c].to_numpy() for c in ("largest_cluster_gpus", "frontier_run_days")}
+    arrays = (rows["agent"].to_numpy(dtype=object), rows["kind"].to_numpy(dtype=object))
+    standing = data.month_standing(pd.Timestamp("2025-03-01"), *arrays, rows["h100e"].to_numpy(), columns)
+    pd.testing.assert_frame_equal(standing, outcomes.standings(rows, at="end"))
+    assert standing["agent"].tolist()[:2] == ["alpha", "zeta"] and pd.isna(standing["rank"].iloc[-1])
+    records = data.month_records(pd.Timestamp("2025-03-01"), *arrays, columns)
+    pd.testing.assert_frame_equal(records, outcomes.records(rows, at="end"))
+    assert records["agent"].tolist() == ["alpha", "alpha"]  # ties by name; the aggregate never holds a record
+
+
 def test_the_page_states_what_a_result_folder_of_the_same_run_says(finished, tmp_path):
     result = run_params(load_scenario(BASELINE), seed=0)
     folder = read_folder(write_result_folder(tmp_path / "seed0", result.tables(), result.manifest))
@@ -368,6 +401,8 @@ def test_event_filters_keep_exactly_the_matching_events(finished):
             expected = expected[expected["system"] == system]
         rows = events.event_rows(evs, types, agent, system)
         assert len(rows) == len(expected), (types, agent, system)
+        count, newest = events.newest_matching(evs, types, agent, system, limit=20)  # what the page puts in words
+        assert count == len(rows) and newest == events.matching(evs, types, agent, system)[:20]
         nonempty += len(rows) > 0
         assert rows["month"].tolist() == sorted(expected["date"].dt.strftime("%Y-%m"), reverse=True)
         if types:

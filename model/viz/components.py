@@ -144,9 +144,13 @@ def Scoreboard(model):
     update_counter.get()
     snap = data.snapshot(model)
     at_scale = solara.use_memo(lambda: scenario_value(model, "at_scale_gpus"), [model])
+    # the firsts and clusters change in a few months of the run: the table is written again only then (the live run
+    # keeps the same frames until they change)
+    html = solara.use_memo(lambda: scoreboard_html(snap, at_scale),
+                           [model, id(snap.firsts), id(snap.clusters), snap.systems, snap.systems_at_start])
     with solara.Column(classes=["airace-card", "airace-scoreboard"], gap="2px"):
         solara.Text("Firsts of the race", classes=["airace-card-title"])
-        solara.HTML(tag="div", unsafe_innerHTML=scoreboard_html(snap, at_scale), classes=["airace-scoreboard-body"])
+        solara.HTML(tag="div", unsafe_innerHTML=html, classes=["airace-scoreboard-body"])
 
 
 @solara.component_vue("plotly_chart.vue")
@@ -190,12 +194,12 @@ def EventsTable(model):
     filters = (tuple(state.event_types.value or ()), state.event_agent.value, state.event_system.value)
     # events change in some months only: rows and filter choices are made again when they or the filters change
     offered = solara.use_memo(lambda: events.choices(snap.events), [model, len(snap.events)])
-    rows = solara.use_memo(lambda: events.matching(snap.events, filters[0] or None, *filters[1:]),
-                           [model, len(snap.events), filters])
+    count, rows = solara.use_memo(lambda: events.newest_matching(snap.events, filters[0] or None, *filters[1:]),
+                                  [model, len(snap.events), filters])
     table = solara.use_memo(lambda: events.events_html(rows), [model, len(snap.events), filters])
-    shown = f", the newest {events.ROWS_SHOWN} shown" if len(rows) > events.ROWS_SHOWN else ", newest first"
+    shown = f", the newest {events.ROWS_SHOWN} shown" if count > events.ROWS_SHOWN else ", newest first"
     with solara.Column(classes=["airace-card", "airace-events"], gap="4px"):
-        solara.Text(f"Events so far: {len(snap.events)}; {len(rows)} match the filters{shown}",
+        solara.Text(f"Events so far: {len(snap.events)}; {count} match the filters{shown}",
                     classes=["airace-card-title", "airace-events-count"])
         with solara.Row(gap="6px", classes=["airace-event-filters"]):
             _select("type", offered["event"], state.event_types.value, state.event_types.set, multiple=True,

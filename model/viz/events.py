@@ -71,11 +71,9 @@ def _row(month: str, event: str, agent: str, system: str, gpus: int, detail: str
     return EventRow(cells, "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
 
 
-def matching(events: pd.DataFrame, types: Iterable[str] | None = None, agent: str | None = None,
-             system: str | None = None) -> list[EventRow]:
-    """Events matching the filters (None: any), newest first (same month: logged last first)."""
-    if events.empty:
-        return []
+def _picked(events: pd.DataFrame, types: Iterable[str] | None, agent: str | None,
+            system: str | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The matching events and their order, newest first (same month: logged last first)."""
     keep = np.ones(len(events), dtype=bool)
     if types is not None:
         keep &= events["event"].isin(list(types)).to_numpy()
@@ -84,10 +82,33 @@ def matching(events: pd.DataFrame, types: Iterable[str] | None = None, agent: st
     if system:
         keep &= (events["system"] == system).to_numpy()
     picked = events[keep]
-    months = picked["date"].dt.strftime("%Y-%m").to_numpy()
-    order = np.lexsort((-np.arange(len(picked)), np.array([-int(m.replace("-", "")) for m in months])))
+    dates = picked["date"]
+    month_number = (dates.dt.year * 100 + dates.dt.month).to_numpy()
+    return picked, np.lexsort((-np.arange(len(picked)), -month_number))
+
+
+def _rows(picked: pd.DataFrame, order: np.ndarray) -> list[EventRow]:
+    months = picked["date"].to_numpy().astype("datetime64[M]").astype(str)
     columns = [picked[c].to_numpy() for c in ("event", "agent", "system", "gpus", "detail")]
     return [_row(months[i], *(str(c[i]) if j != 3 else int(c[i]) for j, c in enumerate(columns))) for i in order]
+
+
+def matching(events: pd.DataFrame, types: Iterable[str] | None = None, agent: str | None = None,
+             system: str | None = None) -> list[EventRow]:
+    """Events matching the filters (None: any), newest first (same month: logged last first)."""
+    if events.empty:
+        return []
+    return _rows(*_picked(events, types, agent, system))
+
+
+def newest_matching(events: pd.DataFrame, types: Iterable[str] | None = None, agent: str | None = None,
+                    system: str | None = None, limit: int = ROWS_SHOWN) -> tuple[int, list[EventRow]]:
+    """How many events match, and the newest `limit` of them (`matching`'s first rows): the table shows only
+    those, so only those are put in words each month."""
+    if events.empty:
+        return 0, []
+    picked, order = _picked(events, types, agent, system)
+    return len(order), _rows(picked, order[:limit])
 
 
 def event_rows(events: pd.DataFrame, types: Iterable[str] | None = None, agent: str | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-import pandas as pd
+import numpy as np
 
 from model.results import outcomes as O
 from model.viz.data import Snapshot
@@ -45,26 +45,30 @@ def status_html(snap: Snapshot) -> str:
     if not snap.started or snap.standing is None:
         return ""
     s = snap.standing
-    named = s[O.is_named(s["kind"])]
+    # plain arrays, not pandas selections: the card is written every month, and pandas' per-call cost would be most
+    # of it on 16 rows
+    agents, h100e, share = s["agent"].to_numpy(dtype=object), s["h100e"].to_numpy(), s["share"].to_numpy()
+    named = O.is_named(s["kind"]).to_numpy()
     lines = []
-    if len(named):
-        top = named.iloc[0]
-        lines.append(_line("Leader:", f"{_who(top['agent'])}, {compact(top['h100e'])} H100e, "
-                           f"{top['share']:.0%} of all compute", "airace-leader"))
+    if named.any():
+        top = int(np.flatnonzero(named)[0])
+        lines.append(_line("Leader:", f"{_who(agents[top])}, {compact(h100e[top])} H100e, "
+                           f"{share[top]:.0%} of all compute", "airace-leader"))
         shares = [f"{escape(agent_label(a))} {v:.0%}" for a, v in
-                  zip(named["agent"][:SHARES_SHOWN], named["share"][:SHARES_SHOWN], strict=True)]
-        rest = s.loc[~O.is_named(s["kind"]), "share"].sum()
+                  zip(agents[named][:SHARES_SHOWN], share[named][:SHARES_SHOWN], strict=True)]
+        rest = np.nansum(share[~named])
         shares.append(f"rest of market {rest:.0%}")
         lines.append(_line("Shares:", " \u00b7 ".join(shares), "airace-shares"))
-    rec = snap.records.set_index("measure") if snap.records is not None else pd.DataFrame()
-    cluster = [f'<span data-measure="{m}">{fmt(rec.loc[m, "value"])} {unit} ({_who(rec.loc[m, "agent"])})</span>'
-               for m, (unit, fmt) in RECORD_WORDS.items() if m in rec.index]
+    rec = {} if snap.records is None else {m: (a, v) for m, a, v in zip(
+        snap.records["measure"], snap.records["agent"], snap.records["value"], strict=True)}
+    cluster = [f'<span data-measure="{m}">{fmt(rec[m][1])} {unit} ({_who(rec[m][0])})</span>'
+               for m, (unit, fmt) in RECORD_WORDS.items() if m in rec]
     if cluster:
         lines.append(_line("Largest cluster:", " \u00b7 ".join(cluster), "airace-largest"))
-    if "frontier_run_days" in rec.index:
-        days = rec.loc["frontier_run_days"]
-        lines.append(_line("Fastest frontier run:", f'<span data-measure="frontier_run_days">{days["value"]:,.1f} '
-                           f'days ({_who(days["agent"])})</span>', "airace-fastest"))
+    if "frontier_run_days" in rec:
+        agent, days = rec["frontier_run_days"]
+        lines.append(_line("Fastest frontier run:", f'<span data-measure="frontier_run_days">{days:,.1f} '
+                           f'days ({_who(agent)})</span>', "airace-fastest"))
     revenue = [f"{usd(snap.revenue_usd[-1])} in {snap.month}"]
     if snap.revenue_years is not None and len(snap.revenue_years):
         last = snap.revenue_years.iloc[-1]
