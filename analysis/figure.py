@@ -236,6 +236,21 @@ def write_text(path: Path, text: str) -> Path:
     return write_file_atomically(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
+def layout_once(fig: plt.Figure) -> None:
+    """Run the figure's layout engine once, at the PNG's DPI, and fix the result.
+
+    With a layout engine set, every `savefig` first walks the whole figure with drawing switched off (to run the
+    engine), then draws it: four walks for a PNG and an SVG. Laid out here at the DPI `savefig` would use, then with
+    no engine, each file is one draw and the positions are those `savefig` would have found.
+    """
+    engine = fig.get_layout_engine()
+    if engine is None:
+        return
+    fig.set_dpi(DPI)
+    engine.execute(fig)
+    fig.set_layout_engine(None)  # None (not "none", a placeholder engine that still costs the extra walk)
+
+
 def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame],
          notes: str = "") -> FigureFile:
     """Write NAME.png (DPI), NAME.svg and the tables behind it (NAME.csv, or NAME_<key>.csv for several), atomically."""
@@ -243,9 +258,9 @@ def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     try:
+        layout_once(fig)
         write_file_atomically(png, lambda p: fig.savefig(p, format="png", dpi=DPI,
                                                          pil_kwargs={"compress_level": PNG_COMPRESSION}))
-        fig.set_layout_engine("none")  # keep the layout just computed: the SVG matches the PNG and saves faster
         write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
         width_in, height_in = fig.get_size_inches()
     finally:
