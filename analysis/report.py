@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,16 +134,21 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
             *("| " + " | ".join(r) + " |" for r in rows), ""]
 
 
+def summaries(rs: ResultSet) -> list[Section]:
+    """Every input's summary, in the inputs' order (both reports show them)."""
+    titles = input_titles(rs)
+    return [summary(rs, label, titles[label]) for label in rs.labels]
+
+
 def render(rs: ResultSet, figures: list[FigureFile], skipped: list[tuple[str, str]], out: Path,
-           seconds: float) -> str:
+           seconds: float, sections: list[Section] | None = None) -> str:
     titles = input_titles(rs)
     lines = ["# airace report", "", "## Inputs", ""]
     rows = [[titles[s.label], "sweep" if s.is_sweep else "run", str(s.n_runs), f"`{s.scenario_file or '?'}`",
              f"`{s.path}`"] for s in rs.sources]
     lines += _md_table(["input", "type", "runs", "scenario", "folder"], rows)
     lines += ["## Summary", ""]
-    for label in rs.labels:
-        section = summary(rs, label, titles[label])
+    for section in summaries(rs) if sections is None else sections:
         lines += [f"### {section.title}", "", section.intro, ""]
         for t in section.tables:
             lines += [f"**{t.heading}**", ""]
@@ -247,7 +252,7 @@ def _record_html() -> str:
 
 
 def render_html(rs: ResultSet, figures: list[FigureFile], skipped: list[tuple[str, str]], out: Path,
-                seconds: float) -> str:
+                seconds: float, sections: list[Section] | None = None) -> str:
     """One HTML file with everything inline: nothing is fetched when it is opened."""
     titles = input_titles(rs)
     body = ["<h1>airace report</h1>",
@@ -259,8 +264,7 @@ def render_html(rs: ResultSet, figures: list[FigureFile], skipped: list[tuple[st
                           f"`{s.path}`"] for s in rs.sources])]
     body += [_source_html(s, titles[s.label]) for s in rs.sources]
     body.append("<h2 id='summary'>Summary</h2>")
-    for label in rs.labels:
-        section = summary(rs, label, titles[label])
+    for section in summaries(rs) if sections is None else sections:
         body.append(f"<h3>{_esc(section.title)}</h3><p class='note'>{_esc(section.intro)}</p>")
         for t in section.tables:
             body.append(f"<p><strong>{_esc(t.heading)}</strong></p>")
@@ -318,14 +322,18 @@ def default_jobs() -> int:
     return max(1, count or 1)
 
 
-def draw_all(rs: ResultSet, out: Path, opts: Options, jobs: int, progress: bool) -> dict[str, tuple]:
-    """Every figure module, in `jobs` forked processes that share the tables already read (one: in this process)."""
+def draw_all(rs: ResultSet, out: Path, opts: Options, jobs: int, progress: bool,
+             meanwhile: Callable[[], None] | None = None) -> dict[str, tuple]:
+    """Every figure module, in `jobs` forked processes that share the tables already read (one: in this process).
+    `meanwhile` runs in this process while the workers draw (first, when there are none)."""
     global _SHARED
     _SHARED = (rs, out, opts)
     results: dict[str, tuple] = {}
     bar = _progress(len(FIGURE_MODULES)) if progress else None
     try:
         if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+            if meanwhile is not None:
+                meanwhile()
             for name in FIGURE_MODULES:
                 if bar is not None:
                     bar.set_postfix_str(name, refresh=True)
@@ -341,6 +349,8 @@ def draw_all(rs: ResultSet, out: Path, opts: Options, jobs: int, progress: bool)
                 pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
                 futures = {pool.submit(_draw, name): name for name in FIGURE_MODULES}
             with pool:
+                if meanwhile is not None:
+                    meanwhile()
                 for future in cf.as_completed(futures):
                     name, files, why = future.result()
                     results[name] = (name, files, why)
@@ -368,7 +378,8 @@ def build_report(paths: Sequence[str | Path], out: str | Path, opts: Options = D
     jobs = min(default_jobs() if jobs is None else jobs, len(FIGURE_MODULES))
 
     def fill(tmp: Path) -> None:
-        results = draw_all(rs, tmp, opts, jobs, progress)
+        sections: list[Section] = []
+        results = draw_all(rs, tmp, opts, jobs, progress, meanwhile=lambda: sections.extend(summaries(rs)))
         figures: list[FigureFile] = []
         skipped: list[tuple[str, str]] = []
         for name in FIGURE_MODULES:
@@ -377,8 +388,8 @@ def build_report(paths: Sequence[str | Path], out: str | Path, opts: Options = D
             if why is not None:
                 skipped.append((name, why))
         seconds = time.perf_counter() - t0
-        write_text(tmp / "report.html", render_html(rs, figures, skipped, tmp, seconds))
-        write_text(tmp / "report.md", render(rs, figures, skipped, tmp, seconds))
+        write_text(tmp / "report.html", render_html(rs, figures, skipped, tmp, seconds, sections))
+        write_text(tmp / "report.md", render(rs, figures, skipped, tmp, seconds, sections))
         write_text(tmp / REPORT_JSON, dumps_strict({"airace": "report", "inputs": [str(p) for p in paths],
                                                     "package_version": _package_version()}, indent=2) + "\n")
 

@@ -1,12 +1,20 @@
 """CPU and wall time of `airace report` on result folders, after imports (run by hand; tests never time).
 
-    python benchmarks/report.py RESULTS [RESULTS ...] [--repeats N] [--jobs N] [--against SRC]
+    python benchmarks/report.py RUN [SWEEP ...] [--repeats N] [--jobs N] [--against SRC]
 
-Imports the analysis package before the clock starts; then builds the whole report into a temporary folder
-`--repeats` times (default 3) and prints the CPU time of this process, of this process and its workers, and the wall
-time (best of the repeats, and every repeat). `--jobs 1` draws in this process (per-figure CPU times are printed
-then). `--against SRC` runs the same measurement, interleaved, on another checkout's source tree (e.g. the commit
-you started from, exported with `git archive`), in a subprocess per repeat, so both share the machine's load.
+Each positional argument is one report to build (join folders with "+" for one report of several inputs), e.g. one
+run of the baseline and a 5-run sweep of it:
+
+    airace run scenarios/baseline.toml --out /tmp/b && airace sweep scenarios/baseline.toml --runs 5 --out /tmp/s
+    git archive START | tar -x -C /tmp/old
+    python benchmarks/report.py /tmp/b /tmp/s --against /tmp/old
+
+Each build runs in a fresh subprocess that imports the analysis package before the clock starts, then builds the
+whole report into a temporary folder and reports the CPU time of the main process, of the main process and its
+workers together (what the report costs), and the wall time. `--repeats` (default 3) builds per report and tree;
+with `--against SRC` (another checkout's source tree, e.g. the commit you started from, exported with `git
+archive`) this tree and SRC alternate, so both share the machine's load, and the ratios this/against of the best
+CPU and the best wall are printed. `--jobs 1` draws in the main process (per-figure CPU times are printed then).
 """
 
 from __future__ import annotations
@@ -81,36 +89,52 @@ def _subprocess(src: str, folders: list[str], jobs: int | None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _best(rows: list[dict], key: str) -> float:
+    return min(r[key] for r in rows)
+
+
+def _line(name: str, rows: list[dict]) -> str:
+    best = min(rows, key=lambda r: r["total"])
+    return (f"  {name}: CPU {best['total']:.2f} s with workers ({best['own']:.2f} s in the main process), wall "
+            f"{_best(rows, 'wall'):.2f} s; every repeat (CPU with workers / wall): "
+            + ", ".join(f"{r['total']:.2f}/{r['wall']:.2f}" for r in rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", nargs="+")
+    parser.add_argument("results", nargs="+", help="one report per argument; FOLDER or FOLDER+FOLDER...")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int)
-    parser.add_argument("--against", metavar="SRC", help="another source tree to measure, interleaved")
+    parser.add_argument("--against", metavar="SRC", help="another source tree to measure, alternating")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    folders = [os.path.abspath(f) for f in args.results]
     if args.child:
-        print(json.dumps(child(folders, args.jobs)))
+        print(json.dumps(child([os.path.abspath(f) for f in args.results], args.jobs)))
         return
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    runs: dict[str, list[dict]] = {"this": [], "against": []}
+    trees = {"this": here} | ({"against": os.path.abspath(args.against)} if args.against else {})
+    cases = [[os.path.abspath(f) for f in case.split("+")] for case in args.results]
+    runs: dict[tuple[int, str], list[dict]] = {(i, t): [] for i in range(len(cases)) for t in trees}
     for _ in range(args.repeats):
-        runs["this"].append(_subprocess(here, folders, args.jobs))
-        if args.against:
-            runs["against"].append(_subprocess(os.path.abspath(args.against), folders, args.jobs))
-    for name, rows in runs.items():
-        if not rows:
-            continue
-        best = min(rows, key=lambda r: r["total"])
-        print(f"{name}: CPU {best['total']:.2f} s with workers ({best['own']:.2f} s in the main process), wall "
-              f"{best['wall']:.2f} s; every repeat (CPU with workers / wall): "
-              + ", ".join(f"{r['total']:.2f}/{r['wall']:.2f}" for r in rows))
+        for i, folders in enumerate(cases):
+            for name, src in trees.items():  # alternate: this, against, this, against ...
+                runs[(i, name)].append(_subprocess(src, folders, args.jobs))
+    for i, case in enumerate(args.results):
+        print(f"report of {case}:")
+        for name in trees:
+            print(_line(name, runs[(i, name)]))
+        this = runs[(i, "this")]
+        best = min(this, key=lambda r: r["total"])
         if best["figures"]:
-            print("  " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(best["figures"].items(), key=lambda kv: -kv[1])))
-    if args.against and runs["against"]:
-        ratio = min(r["total"] for r in runs["this"]) / min(r["total"] for r in runs["against"])
-        print(f"ratio this/against (best CPU with workers): {ratio:.2f}")
+            print("    per figure (CPU s" + (", this/against" if args.against else "") + "): " + ", ".join(
+                f"{k} {v:.2f}" + (f" ({v / o:.2f})" if args.against and (o := min(
+                    r["figures"].get(k, 0.0) for r in runs[(i, "against")])) > 0 else "")
+                for k, v in sorted(best["figures"].items(), key=lambda kv: -kv[1]) if v > 0))
+        if args.against:
+            other = runs[(i, "against")]
+            print(f"  ratio this/against: CPU with workers {_best(this, 'total') / _best(other, 'total'):.2f}, "
+                  f"main process {_best(this, 'own') / _best(other, 'own'):.2f}, "
+                  f"wall {_best(this, 'wall') / _best(other, 'wall'):.2f}")
 
 
 if __name__ == "__main__":

@@ -484,3 +484,61 @@ def test_module_bad_input_exits_2_without_traceback(tmp_path):
 def test_comparison_cli_with_one_input_exits_2(short_run, tmp_path, capsys):
     assert comparison.main([str(short_run), "--out", str(tmp_path)]) == 2
     assert "two or more" in capsys.readouterr().err
+
+
+def _small_figure(alpha: float = 1.0):
+    from analysis import figure as F
+
+    fig = F.new_figure(2.5)
+    fig.patch.set_alpha(alpha)
+    axes = fig.subfigures(1, 1).subplots(1, 2)
+    axes[0].plot([0, 1, 2], [1, 3, 2], label="a line")
+    axes[1].bar([0, 1], [2, 5])
+    axes[1].set_title("bars")
+    F.title(fig, "a title")
+    F.definitions(fig, "what the figure shows, at its foot")
+    return fig, axes
+
+
+def test_figures_are_laid_out_where_savefig_would_put_them():
+    """layout_once runs the layout engine once, at the PNG's DPI: the same positions as savefig's own pass."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from analysis import figure as F
+
+    ours, our_axes = _small_figure()
+    F.layout_once(ours)
+    assert ours.get_layout_engine() is None and ours.dpi == DPI
+    theirs, their_axes = _small_figure()
+    theirs.savefig(io.BytesIO(), format="png", dpi=DPI)
+    for a, b in zip(our_axes, their_axes, strict=True):
+        assert a.get_position().bounds == pytest.approx(b.get_position().bounds, abs=1e-9)
+    plt.close(ours)
+    plt.close(theirs)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.0])
+def test_png_bytes_decode_to_the_canvas_pixels(alpha):
+    """The hand-written PNG is a valid file holding exactly the canvas's pixels (RGB when all opaque, else RGBA),
+    at DPI."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from analysis import figure as F
+
+    fig, _ = _small_figure(alpha)
+    F.layout_once(fig)
+    data = F.png_bytes(fig)
+    canvas = np.asarray(fig.canvas.buffer_rgba())
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        assert image.mode == ("RGB" if alpha == 1.0 else "RGBA")
+        assert image.size == (round(WIDTH_IN * DPI), round(2.5 * DPI))
+        assert image.info["dpi"] == pytest.approx((DPI, DPI), abs=0.01)
+        pixels = np.asarray(image)
+    assert np.array_equal(pixels, canvas[..., :3] if alpha == 1.0 else canvas)
+    plt.close(fig)
