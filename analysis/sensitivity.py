@@ -107,7 +107,13 @@ def _analyse_random(names: list[str], x: np.ndarray, y: np.ndarray, seed: int) -
         nan = np.full(len(all_names), np.nan)
         d, delta_note = {"delta": nan, "delta_conf": nan}, "too few distinct runs for delta"
     harmonics = max(1, min(10, len(y) // 10))  # RBD-FAST needs 2M below half the bootstrap sample
-    r = rbd_fast.analyze(problem, xd, y, M=harmonics, num_resamples=RESAMPLES, conf_level=CONF_LEVEL, seed=seed)
+    try:
+        r = rbd_fast.analyze(problem, xd, y, M=harmonics, num_resamples=RESAMPLES, conf_level=CONF_LEVEL, seed=seed)
+    except (ZeroDivisionError, ValueError, IndexError):  # too few runs for the harmonics' bootstrap
+        if delta_note:
+            raise F.NotApplicable(f"too few runs ({len(y)}) for delta and RBD-FAST sensitivity indices") from None
+        nan = np.full(len(all_names), np.nan)
+        r = {"S1": nan, "S1_conf": nan}
     out = pd.DataFrame({"parameter": all_names, "delta": d["delta"], "delta_conf": d["delta_conf"],
                         "rbd_fast": np.asarray(r["S1"], dtype=float), "rbd_fast_conf": np.asarray(r["S1_conf"],
                                                                                                 dtype=float)})
