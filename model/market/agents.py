@@ -19,7 +19,7 @@ from model.market.contracts import Contract, contract_from_terms
 from model.market.deliveries import Inbound, Shipment
 from model.market.events import Milestones
 from model.market.fleet import Fleet
-from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
+from model.market.money import BudgetPlan, CapexPlan, DebtTerms, Treasury, within_year_weights
 from model.market.power import PowerPlan
 from model.market.procurement import Procurement, ProcurementTerms
 from model.market.sites import Cluster
@@ -28,6 +28,7 @@ from model.scenario import schema
 from model.scenario.mesa_core import Agent
 
 NO_CLUSTER = Cluster(None, 0)  # type: ignore[arg-type]
+SECONDS_PER_YEAR = 365.25 * 86400
 
 
 def best_cluster(model, options: Iterable[tuple[str, int]]) -> Cluster:
@@ -125,11 +126,6 @@ class Buyer(Agent):
     def placements(self) -> int:
         return self.fleet.placements
 
-    def monthly_spending_usd(self, year: int) -> float:
-        """NVIDIA-system spending in the capex plan in a month of `year` (0 for a buyer without one)."""
-        plan = self.treasury.plan
-        return plan.monthly_spending_usd(year) if isinstance(plan, CapexPlan) else 0.0
-
     def gpus_online(self) -> dict[str, int]:
         return self.fleet.gpus_online()
 
@@ -199,8 +195,24 @@ class Buyer(Agent):
         horizon = self.power.horizon_months()
         while len(self._monthly_budgets) < t + horizon + 1:
             month = len(self._monthly_budgets)
-            self._monthly_budgets.append(self.treasury.monthly_budget_usd(self.model.year_at(month)))
+            self._monthly_budgets.append(self.treasury.monthly_budget_usd(self.model.year_at(month),
+                                                                          self.model.month_of_year(month)))
         return self._monthly_budgets[t + 1:t + horizon + 1]
+
+    def _advance_usd(self, t: int) -> float:
+        """What orders waiting at NVIDIA may be paid from (`Treasury`): the budget of the months of the buyer's
+        pre-order horizon after t, up to the value of its orders of systems that do not ship yet or whose backlog
+        will take a month or more (they are paid when they ship)."""
+        horizon = self.terms.preorder_lookahead_months
+        if not horizon:
+            return 0.0
+        sup = self.model.supplier
+        preordered = sum(units * sup.price_usd(k, t) for k, units in self.procurement.on_order_units.items()
+                         if units and (not sup.shipping(k, t) or sup.expected_wait_months(k, t) >= 1))
+        if not preordered:
+            return 0.0
+        self._budgets_ahead(t + max(0, horizon - self.power.horizon_months()))  # fills the budgets that far
+        return min(preordered, sum(self._monthly_budgets[t + 1:t + horizon + 1]))
 
     def fund_contract(self, contract: Contract) -> None:
         """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
@@ -256,7 +268,7 @@ class Buyer(Agent):
     def step(self) -> None:
         """Before NVIDIA ships: budget and financing, finished power, orders, new power."""
         t, year = self.model.month, self.model.year
-        self.treasury.accrue(year, self._backlog_usd)
+        self.treasury.accrue(year, self._backlog_usd, self.model.month_of_year(t), self._advance_usd(t))
         self.finish_builds(t)
         self.procurement.procure(t)
         self.plan_power(t, year)
@@ -285,9 +297,43 @@ class Provider(Buyer):
         debt = DebtTerms(terms.debt_multiple_of_backlog, terms.financing_lag_months) if neocloud else None
         plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, spec.systems_share(terms),
                          terms.capex_multiplier, own_share)
-        return cls(model, name, kind, terms, plan, debt=debt, add_mw_per_year=spec.power_add_mw_per_year,
-                   power_mw_start=spec.power_mw_start, power_mw_under_construction=spec.power_mw_under_construction,
-                   fleet_start=spec.fleet_start)
+        provider = cls(model, name, kind, terms, plan, debt=debt, add_mw_per_year=spec.power_add_mw_per_year,
+                       power_mw_start=spec.power_mw_start,
+                       power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
+        provider._funded_h100e = 0.0  # compute funded by customers' commitments (`invest_against_backlog`)
+        return provider
+
+    # -- investment against the contract backlog -------------------------------------------------------------
+    def step(self) -> None:
+        self.invest_against_backlog(self.model.month)
+        super().step()
+
+    def invest_against_backlog(self, t: int) -> None:
+        """Fund the compute contracted to run within the time an order takes to come online (pre-order horizon,
+        integration and one quarter) that the provider's fleet, what it has coming and its cash do not cover:
+        the customers' commitments pay for it (prepayment, or debt raised against the contract), and grid
+        connections for it are allowed this year. Capacity funded so is dedicated to contracts; of the rest, the
+        kind's `contract_capacity_share` can serve them."""
+        horizon = self.terms.preorder_lookahead_months + self.terms.integration_lag_months + 3
+        due = self.model.contracts.due_h100e(self.name, t, t + horizon)
+        if due <= 0:
+            return
+        catalog = systems()
+        fleet_h100e = self.h100e() + sum(g * catalog[k].h100e_per_gpu for k, g, _ in self.inbound.waiting())
+        fleet_h100e += sum(u * catalog[k].gpus_per_system * catalog[k].h100e_per_gpu
+                           for k, u in self.procurement.on_order_units.items() if u)
+        dedicated = min(fleet_h100e, self._funded_h100e)
+        k = self.model.newest_shipping(t)
+        usd_per_h100e = self.model.supplier.price_usd(k, t) / catalog[k].gpus_per_system / catalog[k].h100e_per_gpu
+        covered = (dedicated + self.terms.contract_capacity_share * (fleet_h100e - dedicated)
+                   + max(0.0, self.treasury.cash_usd()) / usd_per_h100e)
+        gap = due - covered
+        if gap * usd_per_h100e < 1e6:
+            return
+        self._funded_h100e += gap
+        self.treasury.fund(gap * usd_per_h100e)
+        mw = gap / catalog[k].h100e_per_gpu * catalog[k].system_power_kw_per_gpu * self.terms.pue / 1000.0
+        self.power.allow_for_contract(mw, range(self.model.year, self.model.year + 1))
 
     def contracted_h100e(self, t: int, excluding: str | None = None) -> float:
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
@@ -304,12 +350,12 @@ class Provider(Buyer):
 
 
 class RestOfMarket(Buyer):
-    """Enterprises, sovereign AI, other clouds and consumer internet firms, as one buyer whose NVIDIA spend is a
-    sourced share of the total; power is not modelled for it (many small sites)."""
+    """Enterprises, sovereign AI, other clouds and consumer internet firms, as one buyer with a spending plan of its
+    own (sourced by part: sovereign AI, China, the rest); power is not modelled for it (many small sites)."""
 
     @classmethod
     def from_scenario(cls, model, name: str, spec: schema.RestOfMarket, terms: schema.KindBase) -> RestOfMarket:
-        plan = ShareOfDemand(spec.share_of_nvidia_demand, terms.capex_multiplier, model.named_monthly_spending_usd)
+        plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, 1.0, terms.capex_multiplier)
         return cls(model, name, "other", terms, plan, fleet_start=spec.fleet_start)
 
 
@@ -381,12 +427,39 @@ class Lab(Buyer):
             self.model.add_event_now(self.name, "training_run_started", k, g,
                                      f"{run.flop:.2e} FLOP, {run.days:.0f} days")
 
+    def revenue_usd(self, year: int) -> float:
+        """The lab's revenue in a year (by year from the scenario, then growing); 0 for a lab without revenue."""
+        if not self.spec.revenue_usd_bn:
+            return 0.0
+        return schema.by_year(self.spec.revenue_usd_bn, year, self.terms.revenue_growth_after) * 1e9
+
+    def revenue_rate_usd(self, t: int) -> float:
+        """The lab's annualised revenue in month t: its yearly revenue along a path that grows through the year
+        (`money.within_year_weights`), as run-rates do."""
+        if not self.spec.revenue_usd_bn:
+            return 0.0
+        year, month = self.model.year_at(t), self.model.month_of_year(t)
+        first = min(int(y) for y in self.spec.revenue_usd_bn)
+        return self.revenue_usd(year) * 12 * float(within_year_weights(self.revenue_usd, year, first)[month - 1])
+
+    def compute_demand_h100e(self, t: int) -> float:
+        """The NVIDIA compute (H100e) the lab needs in month t: serving its revenue's tokens (`[demand]`) plus
+        training the frontier trend's run within the longest run it accepts, both at its NVIDIA share of compute.
+        A lab without revenue rents nothing (it owns its compute or trains on other chips)."""
+        revenue = self.revenue_rate_usd(t)
+        if not revenue:
+            return 0.0
+        demand = self.model.spec.demand
+        serving = revenue * demand.tokens_served_per_usd / SECONDS_PER_YEAR / demand.serving_tokens_per_s_per_h100
+        frontier = self.model.spec.frontier
+        h100_flops = systems()["hgx_h100"].bf16_dense_tflops * 1e12  # one H100e
+        training = self.runs.trend_flop(t) / (frontier.max_run_days * 86400.0 * h100_flops * demand.training_mfu)
+        return (serving + training) * self.spec.nvidia_share_of_compute
+
     def annual_compute_budget_usd(self, year: int) -> float:
         """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x
         the NVIDIA share of its compute (revenue by year from the scenario, then growing)."""
-        terms = self.terms
-        revenue = schema.by_year(self.spec.revenue_usd_bn, year, terms.revenue_growth_after)
-        return revenue * 1e9 * terms.compute_spend_per_revenue * self.spec.nvidia_share_of_compute
+        return self.revenue_usd(year) * self.terms.compute_spend_per_revenue * self.spec.nvidia_share_of_compute
 
     def seek_capacity(self) -> None:
         """Each quarter, budget not yet committed to contracts buys capacity: the lab asks every provider for an

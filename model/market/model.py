@@ -99,6 +99,10 @@ class MarketModel(Model):
             return self._years[t]
         return year_of(self.start, t)
 
+    def month_of_year(self, t: int) -> int:
+        """Calendar month (1-12) of month t (any t)."""
+        return int(date_of(self.start, t)[5:7])
+
     def date_of(self, t: int) -> str:
         return date_of(self.start, t)
 
@@ -147,19 +151,20 @@ class MarketModel(Model):
         k = self.newest_shipping(t)
         return self.supplier.price_usd(k, t) / (systems()[k].system_power_kw * pue / 1000.0)
 
-    def named_monthly_spending_usd(self, year: int) -> float:
-        """NVIDIA-system spending of every named buyer in a month of `year`, however funded (the rest of the market
-        is sized against it)."""
-        return sum(b.monthly_spending_usd(year) for b in self.buyers if b.kind != "other")
-
-    def contracted_utilisation(self) -> float:
-        """Share of the providers' online compute (H100e) that labs hold under active contracts this month."""
+    def rental_utilisation(self) -> float:
+        """Share of the compute providers can rent out (each provider's H100e online x its kind's
+        `contract_capacity_share`) that is spoken for this month: held under active contracts, plus what labs
+        need (`Lab.compute_demand_h100e`) beyond what their contracts give them. Above 1 when demand outruns it."""
         t = self.month
         key = (t, len(self.contracts), sum(b.placements for b in self.providers))
         if self._utilisation[0] != key:
             held = self.contracts.active_h100e(t)
-            online = sum(b.h100e() for b in self.providers)
-            self._utilisation = (key, min(1.0, held / online) if online else 0.0)
+            uncovered = 0.0
+            for lab in self.agents_by_type.get(Lab, ()):
+                mine = sum(self.contracts.held_h100e_by_provider(lab.name, t).values())
+                uncovered += max(0.0, lab.compute_demand_h100e(t) - mine)
+            rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in self.providers)
+            self._utilisation = (key, (held + uncovered) / rentable if rentable else 1.0)
         return self._utilisation[1]
 
     def rental_usd_per_gpu_hour(self, k: str) -> float:
@@ -167,7 +172,7 @@ class MarketModel(Model):
         t = self.month
         sup = self.supplier
         return rental_usd_per_gpu_hour(systems()[k], sup.price_usd(k, t), self.spec.rental, sup.backlog_units(k),
-                                       sup.shipped_month[k], self.contracted_utilisation())
+                                       sup.shipped_month[k], self.rental_utilisation())
 
     # -- contracts ----------------------------------------------------------------------------------------------
     def _sign_announced(self) -> None:

@@ -93,6 +93,16 @@ class Frontier(_Frozen):
     precision: Precision
 
 
+class Demand(_Frozen):
+    """Labs' demand for compute: serving from their revenue (tokens served per dollar of revenue, at the tokens per
+    second an H100 serves a frontier reasoning model), training from the frontier trend (a run within the longest
+    run labs accept, at a model FLOP utilisation)."""
+
+    tokens_served_per_usd: Positive
+    serving_tokens_per_s_per_h100: Positive
+    training_mfu: Annotated[float, Field(gt=0, le=1)]
+
+
 class Rental(_Frozen):
     """Rental price per GPU-hour: cost recovery plus a scarcity premium."""
 
@@ -181,11 +191,19 @@ class KindBase(_Frozen):
     power_unconstrained: bool = False  # many small sites whose power is not modelled (the rest of the market)
 
 
-class HyperscalerKind(KindBase):
+class ProviderInvestment(_Frozen):
+    """How a provider invests against its contract backlog: the share of its compute that can serve contracts
+    (the rest runs its own products and its customers by the hour); compute contracted to start within its
+    pre-order horizon and integration that this share does not cover is funded by the customers' commitments."""
+
+    contract_capacity_share: Fraction
+
+
+class HyperscalerKind(KindBase, ProviderInvestment):
     pass
 
 
-class NeocloudKind(KindBase):
+class NeocloudKind(KindBase, ProviderInvestment):
     """Neoclouds fund part of their capex with debt raised against their contract backlog."""
 
     equity_funded_share: Fraction
@@ -241,9 +259,9 @@ class Lab(Owner):
 
 
 class RestOfMarket(_Frozen):
-    """Everyone else, as one buyer whose NVIDIA spending is a share of the total."""
+    """Everyone else, as one buyer with its own NVIDIA spending by year (sourced by part, then growing)."""
 
-    share_of_nvidia_demand: Annotated[float, Field(ge=0, lt=1)] | dict[Year, Annotated[float, Field(ge=0, lt=1)]]
+    capex_usd_bn: Annotated[ByYear, Field(min_length=1)]
     fleet_start: dict[System, NonNegativeInt] = {}
 
 
@@ -271,6 +289,7 @@ class Scenario(_Frozen):
     reference_jobs: ReferenceJobs
     max_campus_mw: Annotated[ByMonth, Field(min_length=1)]
     frontier: Frontier
+    demand: Demand
     rental: Rental
     supplier: Supplier
     kinds: Kinds
