@@ -68,7 +68,7 @@ class Buyer(Agent):
         self.power = PowerPlan(lead_months=round(terms.construction_lead_months * slow),
                                delay_max_months=round(terms.construction_delay_max_months * slow),
                                buffer_months=terms.power_buffer_months, min_build_mw=terms.min_build_mw,
-                               add_mw_per_year=add_mw_per_year)
+                               add_mw_per_year=add_mw_per_year, outlook=model.power_outlook)
         self.fleet = Fleet(name, terms.pue, spec.fabric_max_gpus, terms.power_unconstrained, keys,
                            model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
         self.inbound = Inbound(keys, spec.transit_months, terms.integration_lag_months)
@@ -80,6 +80,7 @@ class Buyer(Agent):
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
         self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
+        self._campus_year: tuple[int, int, float] = (-1, -1, 0.0)  # (year, newest site, its MW as the year began)
         self._start_state(power_mw_start, power_mw_under_construction, fleet_start or {})
 
     def _start_state(self, power_mw_start: float, under_construction_mw: float, fleet_start: dict[str, int]) -> None:
@@ -154,8 +155,10 @@ class Buyer(Agent):
 
     # -- power --------------------------------------------------------------------------------------------------
     def max_site_mw(self) -> float:
-        """The largest campus this buyer can have now (its kind's cap, and what anyone can power this month)."""
-        return min(self.terms.max_site_mw, self.model.max_campus_mw())
+        """The largest new site this buyer can open now: one campus phase of the power outlook (or its kind's site
+        size, where the kind has one: the rest of the market's many small sites)."""
+        phase = self.model.power_outlook.campus_phase_mw(self.model.year)
+        return phase if self.terms.max_site_mw is None else min(self.terms.max_site_mw, phase)
 
     def power_committed_mw(self) -> float:
         """Facility MW for everything online, integrating, in transit or on order."""
@@ -175,8 +178,28 @@ class Buyer(Agent):
         return max(0.0, self.power_by_mw(ready) - self.power_committed_mw())
 
     def finish_builds(self, t: int) -> None:
-        for build in self.power.finished(t):
-            self.fleet.add_power(build.mw, self.max_site_mw())
+        """Finished power grows the newest campus by up to one phase this year (multi-phase campuses reach several
+        GW over the years where a buyer keeps building), the rest opens new campuses of at most one phase each."""
+        mw = sum(build.mw for build in self.power.finished(t))
+        if mw <= 0:
+            return
+        year, phase = self.model.year, self.max_site_mw()
+        sites = self.fleet.sites
+        if sites:
+            newest = sites[-1]
+            if self._campus_year[:2] != (year, newest.seq):
+                self._campus_year = (year, newest.seq, newest.mw)
+            limit = self._campus_year[2] + phase
+            if self.terms.max_site_mw is not None:
+                limit = min(limit, self.terms.max_site_mw)
+            top = min(mw, max(0.0, limit - newest.mw))
+            if top > 0:
+                self.fleet.add_power(top, limit)
+                mw -= top
+        if mw > 1e-9:
+            self.fleet.add_power(mw, phase)
+            newest = self.fleet.sites[-1]
+            self._campus_year = (year, newest.seq, 0.0 if newest.mw <= phase else newest.mw)
 
     def plan_power(self, t: int, year: int) -> None:
         """Start construction when the power this buyer will need by the time a build started now is surely done

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from model.capability.build import capability_table
@@ -21,6 +20,7 @@ from model.market.agents import Buyer, Lab, Provider, RestOfMarket
 from model.market.calendar import date_of, month_index, year_of
 from model.market.contracts import Contract, ContractBook, contract_from_terms
 from model.market.events import EVENT_COLUMNS, EventLog
+from model.market.power import PowerOutlook
 from model.market.pricing import rental_usd_per_gpu_hour
 from model.market.supplier import Supplier
 from model.market.tables import AGENT_ROW_NAME, agent_columns, agent_row, agent_rows_frame, market_reporters
@@ -48,9 +48,7 @@ class MarketModel(Model):
         self.n_months = month_index(self.end, self.start) + 1
         self._years = [year_of(self.start, t) for t in range(self.n_months + 60)]  # plans look up to 5 years ahead
         self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())
-        points = spec.max_campus_mw
-        self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
-                                        list(points.values()))
+        self.power_outlook = PowerOutlook(spec.power_outlook)
         self.event_log = EventLog()
         self.contracts = ContractBook()
         self.supplier = Supplier(self, spec.supplier)
@@ -121,10 +119,6 @@ class MarketModel(Model):
     def current_date(self) -> str:
         """First day of the month after the last one recorded (after the last step: the month after the end)."""
         return self.date_of(self.months_recorded)
-
-    def max_campus_mw(self) -> float:
-        """Largest campus anyone can power in the current month (grid connections grow over time)."""
-        return float(self._max_campus_mw[min(max(self.month, 0), self.n_months - 1)])
 
     # -- agents and events --------------------------------------------------------------------------------------
     def buyer(self, name: str) -> Buyer:

@@ -93,6 +93,15 @@ class Frontier(_Frozen):
     precision: Precision
 
 
+class PowerOutlook(_Frozen):
+    """Where power can be had: the sourced outlook for data-centre power (GW by year, grid and on-site generation),
+    which sets how fast buyers' grid connections grow after their own figures end and how large a phase one campus
+    can add in a year (`campus_phase_mw` by year, geometric between its anchors, then growing with the outlook)."""
+
+    datacenter_gw: Annotated[ByYear, Field(min_length=2)]
+    campus_phase_mw: Annotated[ByYear, Field(min_length=1)]
+
+
 class Demand(_Frozen):
     """Labs' demand for compute: serving from their revenue (tokens served per dollar of revenue, at the tokens per
     second an H100 serves a frontier reasoning model), training from the frontier trend (a run within the longest
@@ -180,7 +189,7 @@ class KindBase(_Frozen):
     integration_lag_months: NonNegativeInt
     construction_lead_months: NonNegativeInt
     construction_delay_max_months: NonNegativeInt
-    max_site_mw: Positive
+    max_site_mw: Positive | None = None  # a cap on one site; None: campuses grow phase by phase (`PowerOutlook`)
     min_build_mw: NonNegative
     power_buffer_months: NonNegativeInt
     training_weight: Fraction
@@ -287,7 +296,7 @@ class Scenario(_Frozen):
     choice_sharpness: Positive
     choice_min_weight: Annotated[float, Field(ge=0, lt=1)]
     reference_jobs: ReferenceJobs
-    max_campus_mw: Annotated[ByMonth, Field(min_length=1)]
+    power_outlook: PowerOutlook
     frontier: Frontier
     demand: Demand
     rental: Rental
