@@ -65,6 +65,15 @@ readme: $(STAMP)
 	$(VENV)/bin/airace sweep scenarios/uncertainty.toml --runs $(SENSITIVITY_RUNS) --out $(README_RESULTS)/uncertainty --quiet
 	$(PY) -m analysis.readme $(README_RESULTS) --readme README.md --figures docs
 
+# The hindcast alone: the baseline's seeds and the uncertainty sweep against the public record (analysis/hindcast.py).
+HINDCAST_RESULTS := results/hindcast
+.PHONY: hindcast
+hindcast: $(STAMP)
+	$(VENV)/bin/airace sweep scenarios/baseline.toml --runs $(SCENARIO_SEEDS) --out $(HINDCAST_RESULTS)/baseline --quiet
+	$(VENV)/bin/airace sweep scenarios/uncertainty.toml --runs $(SENSITIVITY_RUNS) --out $(HINDCAST_RESULTS)/uncertainty --quiet
+	$(PY) -m analysis.hindcast $(HINDCAST_RESULTS)/baseline --markdown
+	$(PY) -m analysis.hindcast $(HINDCAST_RESULTS)/uncertainty --markdown
+
 .PHONY: viz viz-screenshot
 viz: $(STAMP)
 	$(VENV)/bin/airace viz scenarios/baseline.toml
