@@ -69,6 +69,7 @@ readme: $(STAMP)
 HINDCAST_RESULTS := results/hindcast
 .PHONY: hindcast
 hindcast: $(STAMP)
+	rm -rf $(HINDCAST_RESULTS)
 	$(VENV)/bin/airace sweep scenarios/baseline.toml --runs $(SCENARIO_SEEDS) --out $(HINDCAST_RESULTS)/baseline --quiet
 	$(VENV)/bin/airace sweep scenarios/uncertainty.toml --runs $(SENSITIVITY_RUNS) --out $(HINDCAST_RESULTS)/uncertainty --quiet
 	$(PY) -m analysis.hindcast $(HINDCAST_RESULTS)/baseline --markdown
