@@ -292,6 +292,7 @@ class Buyer(Agent):
         """Before NVIDIA ships: budget and financing, finished power, orders, new power."""
         t, year = self.model.month, self.model.year
         self.treasury.accrue(year, self._backlog_usd, self.model.month_of_year(t), self._advance_usd(t))
+        self.invest(t)
         self.finish_builds(t)
         self.procurement.procure(t)
         self.plan_power(t, year)
@@ -303,6 +304,9 @@ class Buyer(Agent):
         self.take_deliveries(t)
         self.place_ready(t)
         self.check_at_scale()
+
+    def invest(self, t: int) -> None:
+        """Money beyond the budget plan, once the month's budget and financing are in (providers: `Provider`)."""
 
     def _backlog_usd(self, lag_months: int) -> float:
         """Value yet to serve under this buyer's contracts as a provider, signed at least `lag_months` ago."""
@@ -327,9 +331,8 @@ class Provider(Buyer):
         return provider
 
     # -- investment against the contract backlog -------------------------------------------------------------
-    def step(self) -> None:
-        self.invest_against_backlog(self.model.month)
-        super().step()
+    def invest(self, t: int) -> None:
+        self.invest_against_backlog(t)
 
     def invest_against_backlog(self, t: int) -> None:
         """Fund the compute contracted to run within the time an order takes to come online (pre-order horizon,
