@@ -395,6 +395,8 @@ class Lab(Buyer):
                          power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
         self.spec = spec
         self._accessible: tuple[tuple, Cluster] = ((), NO_CLUSTER)
+        self._revenue_weights: dict[int, list[float]] = {}  # year -> its months' shares of the year's revenue
+        self._demand: tuple[int, float] = (-1, 0.0)  # (month, compute demand in H100e)
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
                                  model.capability.frontier_run_days)
 
@@ -465,13 +467,20 @@ class Lab(Buyer):
         if not self.spec.revenue_usd_bn:
             return 0.0
         year, month = self.model.year_at(t), self.model.month_of_year(t)
-        first = min(int(y) for y in self.spec.revenue_usd_bn)
-        return self.revenue_usd(year) * 12 * float(within_year_weights(self.revenue_usd, year, first)[month - 1])
+        if year not in self._revenue_weights:
+            first = min(int(y) for y in self.spec.revenue_usd_bn)
+            self._revenue_weights[year] = within_year_weights(self.revenue_usd, year, first)
+        return self.revenue_usd(year) * 12 * float(self._revenue_weights[year][month - 1])
 
     def compute_demand_h100e(self, t: int) -> float:
         """The NVIDIA compute (H100e) the lab needs in month t: serving its revenue's tokens (`[demand]`) plus
         training the frontier trend's run within the longest run it accepts, both at its NVIDIA share of compute.
         A lab without revenue rents nothing (it owns its compute or trains on other chips)."""
+        if self._demand[0] != t:
+            self._demand = (t, self._compute_demand_h100e(t))
+        return self._demand[1]
+
+    def _compute_demand_h100e(self, t: int) -> float:
         revenue = self.revenue_rate_usd(t)
         if not revenue:
             return 0.0

@@ -3,11 +3,10 @@ orders and paid on shipment."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
-
-import numpy as np
 
 from model.scenario.schema import by_year
 
@@ -20,7 +19,7 @@ class BudgetPlan(Protocol):
         ...
 
 
-def within_year_weights(annual_usd: Callable[[int], float], year: int, first_year: int | None = None) -> np.ndarray:
+def within_year_weights(annual_usd: Callable[[int], float], year: int, first_year: int | None = None) -> list[float]:
     """How a year's total spreads over its twelve months when spending grows continuously rather than in annual
     steps: the monthly rate is geometric between the middles of consecutive years (each year's rate there being
     its total / 12), then scaled so the twelve months sum to the year's total (the sourced figure is kept). Before
@@ -28,11 +27,13 @@ def within_year_weights(annual_usd: Callable[[int], float], year: int, first_yea
     totals = [max(annual_usd(y), 1e-9) for y in (year - 1, year, year + 1)]
     if first_year is not None and year - 1 < first_year:  # no figure before the first: the same growth backwards
         totals[0] = totals[1] ** 2 / totals[2]
-    months = np.arange(12) + 0.5  # month middles, 0..12 within the year; the year's middle is 6
-    before, here, after = (np.log(v / 12) for v in totals)
-    rate = np.where(months < 6, here + (here - before) * (months - 6) / 12, here + (after - here) * (months - 6) / 12)
-    weights = np.exp(rate)
-    return weights / weights.sum()
+    before, here, after = (math.log(v / 12) for v in totals)
+    rates = []
+    for m in range(12):
+        x = m + 0.5 - 6  # months from the year's middle (month middles)
+        rates.append(math.exp(here + (here - before if x < 0 else after - here) * x / 12))
+    total = sum(rates)
+    return [r / total for r in rates]
 
 
 @dataclass
