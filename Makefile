@@ -51,7 +51,7 @@ lint: $(STAMP)
 # analysis.readme rewrites the README's tables between its <!-- generated:... --> markers and docs/figure_*.png.
 README_SEEDS ?= 20
 SCENARIO_SEEDS ?= 10
-SENSITIVITY_RUNS ?= 40
+SENSITIVITY_RUNS ?= 200  # the hindcast's bands and the sensitivity figure
 README_RESULTS := results/readme
 README_SCENARIOS := rubin_delay hbm_shortage power_constrained neocloud_surge openai_stargate
 
