@@ -71,6 +71,7 @@ class MarketModel(Model):
         for month in self._announced:  # signed as the month opens (earlier ones: backlog at the start)
             self.schedule_event(self._sign_announced, at=month + 0.5)
         self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
+        self._spoken_for: tuple[tuple[int, int], float] = ((-1, -1), 0.0)  # (month, contracts) -> H100e
         self._months_recorded = 0
         self.datacollector = DataCollector(model_reporters=market_reporters(self),
                                            agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
@@ -152,13 +153,15 @@ class MarketModel(Model):
         t = self.month
         key = (t, len(self.contracts), sum(b.placements for b in self.providers))
         if self._utilisation[0] != key:
-            held = self.contracts.active_h100e(t)
-            uncovered = 0.0
-            for lab in self.agents_by_type.get(Lab, ()):
-                mine = sum(self.contracts.held_h100e_by_provider(lab.name, t).values())
-                uncovered += max(0.0, lab.compute_demand_h100e(t) - mine)
+            if self._spoken_for[0] != key[:2]:  # only new months and new contracts change what is spoken for
+                held = self.contracts.active_h100e(t)
+                uncovered = 0.0
+                for lab in self.agents_by_type.get(Lab, ()):
+                    mine = sum(self.contracts.held_h100e_by_provider(lab.name, t).values())
+                    uncovered += max(0.0, lab.compute_demand_h100e(t) - mine)
+                self._spoken_for = (key[:2], held + uncovered)
             rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in self.providers)
-            self._utilisation = (key, (held + uncovered) / rentable if rentable else 1.0)
+            self._utilisation = (key, self._spoken_for[1] / rentable if rentable else 1.0)
         return self._utilisation[1]
 
     def rental_usd_per_gpu_hour(self, k: str) -> float:
