@@ -53,7 +53,7 @@ lint: $(STAMP)
 # analysis.readme rewrites the README's tables between its <!-- generated:... --> markers and docs/figure_*.png.
 README_SEEDS ?= 20
 SCENARIO_SEEDS ?= 10
-SENSITIVITY_RUNS ?= 40
+SENSITIVITY_RUNS ?= 200  # the hindcast's bands and the sensitivity figure
 README_RESULTS := results/readme
 README_SCENARIOS := rubin_delay hbm_shortage power_constrained neocloud_surge openai_stargate
 
@@ -66,6 +66,16 @@ readme: $(STAMP)
 	done
 	$(VENV)/bin/airace sweep scenarios/uncertainty.toml --runs $(SENSITIVITY_RUNS) --out $(README_RESULTS)/uncertainty --quiet
 	$(PY) -m analysis.readme $(README_RESULTS) --readme README.md --figures docs
+
+# The hindcast alone: the baseline's seeds and the uncertainty sweep against the public record (analysis/hindcast.py).
+HINDCAST_RESULTS := results/hindcast
+.PHONY: hindcast
+hindcast: $(STAMP)
+	rm -rf $(HINDCAST_RESULTS)
+	$(VENV)/bin/airace sweep scenarios/baseline.toml --runs $(SCENARIO_SEEDS) --out $(HINDCAST_RESULTS)/baseline --quiet
+	$(VENV)/bin/airace sweep scenarios/uncertainty.toml --runs $(SENSITIVITY_RUNS) --out $(HINDCAST_RESULTS)/uncertainty --quiet
+	$(PY) -m analysis.hindcast $(HINDCAST_RESULTS)/baseline --markdown
+	$(PY) -m analysis.hindcast $(HINDCAST_RESULTS)/uncertainty --markdown
 
 .PHONY: viz viz-screenshot
 viz: $(STAMP)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-from analysis import clusters, record, sensitivity, shares, timeline
+from analysis import clusters, hindcast, record, sensitivity, shares, timeline
 from analysis import revenue as revenue_figure
 from analysis.figure import sys_name
 from analysis.names import agent_name
@@ -243,8 +243,11 @@ def replace_section(text: str, name: str, body: str) -> str:
 def sections(results: Path) -> dict[str, str]:
     baseline = read_folder(results / BASELINE)
     scenarios = [read_folder(results / name) for name in SCENARIO_ORDER if (results / name).exists()]
+    uncertainty = read_folder(results / UNCERTAINTY) if (results / UNCERTAINTY).exists() else None
     return {"baseline-firsts": firsts_section(baseline), "baseline-compute": compute_section(baseline),
-            "baseline-revenue": revenue_section(baseline), "scenarios": scenario_section(scenarios)}
+            "baseline-revenue": revenue_section(baseline),
+            "baseline-hindcast": hindcast.readme_section(baseline, uncertainty),
+            "scenarios": scenario_section(scenarios)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

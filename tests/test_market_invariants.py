@@ -56,9 +56,10 @@ def check_invariants(model: MarketModel) -> None:
         for site in b.fleet.sites:
             assert site.used_mw <= site.mw + 1e-6
             assert all(g >= 0 for g in site.gpus_by_system.values())
-        # money: paid <= committed <= budget + financing; nothing negative
+        # money: paid <= committed <= budget + financing + the most pre-orders drew on; nothing negative
         assert -1e-3 <= b.capex_usd <= b.treasury.committed_usd + 1e-3
-        assert b.treasury.committed_usd <= b.treasury.budget_cum_usd + b.treasury.financing_usd + 1e-3
+        assert (b.treasury.committed_usd
+                <= b.treasury.budget_cum_usd + b.treasury.financing_usd + b.treasury.advance_peak_usd + 1e-3)
         assert b.treasury.budget_cum_usd >= -1e-3 and b.treasury.financing_usd >= 0
     for lab in [b for b in buyers if isinstance(b, Lab)]:
         k, g = lab.accessible_cluster()
@@ -186,6 +187,9 @@ def test_structurally_odd_scenarios_run_and_keep_the_invariants(params, change):
         check_invariants(model)
     events = model.events_frame()
     assert (events.date <= model.date_of(model.n_months - 1)).all()  # nothing dated after the run
-    if change == "no capex":  # only what neoclouds borrow against their contracts is spent
-        assert all(b.capex_usd == 0 for b in model.buyers if b.kind != "neocloud")
-        assert all(b.capex_usd <= b.treasury.debt_usd + 1e-3 for b in model.buyers if b.kind == "neocloud")
+    if change == "no capex":  # only what providers' contracts fund (debt, customers' commitments) is spent
+        assert all(b.capex_usd == 0 for b in model.buyers if b.kind not in ("neocloud", "hyperscaler"))
+        assert all(b.capex_usd == 0 for b in model.buyers
+                   if b.kind == "hyperscaler" and not any(c.provider == b.name for c in model.contracts.signed))
+        assert all(b.capex_usd <= b.treasury.financing_usd + 1e-3 for b in model.buyers
+                   if b.kind in ("neocloud", "hyperscaler"))

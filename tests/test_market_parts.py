@@ -107,8 +107,7 @@ def test_a_treasury_lets_unplaced_budget_lapse_and_borrows_against_backlog():
     from model.market.money import CapexPlan, DebtTerms, Treasury
 
     plan = CapexPlan({"2025": 12.0}, growth_after_guidance=0.0, systems_share=0.5, multiplier=1.0, own_share=0.5)
-    assert plan.monthly_budget_usd(2025) == pytest.approx(12e9 * 0.5 * 0.5 / 12)
-    assert plan.monthly_spending_usd(2025) == pytest.approx(12e9 * 0.5 / 12)  # debt-funded spending included
+    assert plan.monthly_budget_usd(2025) == pytest.approx(12e9 * 0.5 * 0.5 / 12)  # one flat year: flat months
     treasury = Treasury(plan, carry_months=3, debt=DebtTerms(multiple_of_backlog=0.5, lag_months=2))
     backlog: dict[int, float] = {}
     for _ in range(12):  # nothing is ordered: budget beyond three months of it lapses
@@ -126,6 +125,33 @@ def test_a_treasury_lets_unplaced_budget_lapse_and_borrows_against_backlog():
     treasury.commit(1e9)
     treasury.pay(0.4e9)
     assert treasury.cash_usd() == pytest.approx(5e9 - 1e9) and treasury.capex_usd == 0.4e9
+
+
+def test_capex_grows_through_the_year_and_keeps_each_year_s_total():
+    from model.market.money import CapexPlan
+
+    plan = CapexPlan({"2024": 60.0, "2025": 120.0, "2026": 150.0}, growth_after_guidance=0.1, systems_share=0.5,
+                     multiplier=1.0)
+    for year, total in ((2024, 60e9), (2025, 120e9), (2026, 150e9), (2027, 165e9)):
+        months = [plan.monthly_budget_usd(year, m) for m in range(1, 13)]
+        assert sum(months) == pytest.approx(total * 0.5)  # the sourced yearly figure is kept
+        assert months == sorted(months)  # growing capex grows month by month, no step each January
+    assert plan.monthly_budget_usd(2025, 1) < plan.monthly_budget_usd(2024, 12) * 1.2  # annual steps: x2
+    flat = CapexPlan({"2025": 12.0}, growth_after_guidance=0.0, systems_share=1.0, multiplier=1.0)
+    assert {round(flat.monthly_budget_usd(2025, m)) for m in range(1, 13)} == {1e9}
+
+
+def test_orders_waiting_at_nvidia_draw_on_the_coming_months_budget_not_the_cash_on_hand():
+    from model.market.money import CapexPlan, Treasury
+
+    treasury = Treasury(CapexPlan({"2025": 12.0}, 0.0, 1.0, 1.0), carry_months=12)
+    treasury.accrue(2025, lambda lag: 0.0, month=1, advance_usd=0.0)
+    assert treasury.cash_usd() == pytest.approx(1e9)
+    treasury.commit(3e9)  # pre-orders worth three months of budget, unpaid
+    treasury.accrue(2025, lambda lag: 0.0, month=2, advance_usd=2.5e9)
+    assert treasury.cash_usd() == pytest.approx(2e9 - 3e9 + 2.5e9)  # the coming months pay part of them
+    treasury.pay(3e9)  # they shipped and were paid: nothing is waiting, no advance
+    assert treasury.cash_usd() == pytest.approx(2e9 - 3e9)
 
 
 def test_the_contract_book_answers_for_providers_labs_and_the_market():
@@ -149,8 +175,8 @@ def test_the_contract_book_answers_for_providers_labs_and_the_market():
     assert book.active_h100e(16) == pytest.approx(a.h100e) and len(book) == 3
 
 
-def test_system_prices_fall_with_age_to_the_floor_and_rentals_rise_with_scarcity():
-    from model.market.pricing import rental_usd_per_gpu_hour, system_price_usd
+def test_system_prices_fall_with_age_to_the_floor_and_rentals_clear_between_cost_and_scarcity():
+    from model.market.pricing import rental_cost_usd_per_gpu_hour, rental_usd_per_gpu_hour, system_price_usd
     from model.scenario import load_scenario
 
     scenario = load_scenario("scenarios/baseline.toml")
@@ -159,11 +185,16 @@ def test_system_prices_fall_with_age_to_the_floor_and_rentals_rise_with_scarcity
     assert prices == sorted(prices, reverse=True) and prices[-1] == s.price_usd_low
     assert system_price_usd(s, -5, scenario.supplier) == prices[0]  # before first shipment: the launch price
     terms = scenario.rental
-    plain = rental_usd_per_gpu_hour(s, prices[0], terms, backlog_units=0, output_units=100, contracted_share=0.0)
-    scarce = [rental_usd_per_gpu_hour(s, prices[0], terms, backlog, 100, share)
-              for backlog, share in ((100, 0.0), (300, 0.0), (0, 0.9), (10_000, 1.0))]
-    assert plain < scarce[0] < scarce[1] and plain < scarce[2]
-    assert max(scarce) == pytest.approx(plain * (1 + terms.scarcity_premium))  # the premium is bounded
+    floor, cost_plus = rental_cost_usd_per_gpu_hour(s, prices[0], terms)
+    target = terms.utilization
+    plain = rental_usd_per_gpu_hour(s, prices[0], terms, backlog_units=0, output_units=100, utilisation=target)
+    assert plain == pytest.approx(cost_plus)
+    slack = [rental_usd_per_gpu_hour(s, prices[0], terms, 0, 100, u) for u in (0.0, target / 2, target * 0.99)]
+    assert slack[0] == pytest.approx(floor) and slack == sorted(slack) and slack[-1] < plain  # cost is the floor
+    scarce = [rental_usd_per_gpu_hour(s, prices[0], terms, backlog, 100, u)
+              for backlog, u in ((100, target), (300, target), (0, (1 + target) / 2), (10_000, 1.0), (0, 3.0))]
+    assert plain < scarce[0] < scarce[1] and plain < scarce[2] < scarce[3]
+    assert max(scarce) == pytest.approx(cost_plus * (1 + terms.scarcity_premium))  # the premium is bounded
 
 
 def test_the_market_imports_the_core_of_mesa_and_the_rest_on_demand():

@@ -93,15 +93,16 @@ def test_a_problem_in_the_parent_file_names_the_parent(folder):
 
 
 def test_a_child_can_add_an_anchor_anywhere_in_a_dated_series(folder):
-    data = load_scenario_dict(child(folder, '[max_campus_mw]\n"2027-06" = 2500\n'))
-    dates = list(data["max_campus_mw"])
+    data = load_scenario_dict(child(folder, '[supplier.cowos_wafers_per_month]\n"2027-06" = 95000\n'))
+    dates = list(data["supplier"]["cowos_wafers_per_month"])
     assert "2027-06" in dates and dates == sorted(dates)
 
 
 def test_anchors_out_of_order_in_a_parameter_tree_are_refused():
     params = load_scenario_dict(SCENARIOS / "baseline.toml")
-    params["max_campus_mw"] = {"2026-01": 1500, "2025-01": 1000}
-    with pytest.raises(InputError, match=r"parameters: max_campus_mw.2025-01: expected dates in increasing order"):
+    params["supplier"]["hbm_tb_per_month"] = {"2026-01": 1500, "2025-01": 1000}
+    with pytest.raises(InputError, match=r"parameters: supplier.hbm_tb_per_month.2025-01: expected dates in "
+                                         r"increasing order"):
         validate(params, "parameters")
 
 

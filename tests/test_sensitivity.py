@@ -116,11 +116,15 @@ def test_sobol_and_morris_designs_sample_the_sweep_table():
     assert D.build_design(_uncertainty("morris"), 3 * (d + 1), 3, "u.toml").samples == morris.samples
 
 
+_D = len(load_scenario_dict("scenarios/uncertainty.toml")["sweep"])  # parameters the uncertainty scenario samples
+
+
 @pytest.mark.parametrize("method, runs, message", [
-    ("sobol", 100, "N x 20 runs with N a power of two; expected one of 20, 40, 80"),
-    ("sobol", 60, "power of two"),
-    ("morris", 25, "runs r trajectories of 9 + 1 = 10 runs, r >= 2; expected a multiple of 10"),
-    ("morris", 10, "r >= 2"),
+    ("sobol", 2 * _D + 3, f"N x {2 * _D + 2} runs with N a power of two; expected one of {2 * _D + 2}, "
+                          f"{4 * _D + 4}, {8 * _D + 8}"),
+    ("sobol", 3 * (2 * _D + 2), "power of two"),
+    ("morris", _D + 2, f"runs r trajectories of {_D} + 1 = {_D + 1} runs, r >= 2; expected a multiple of {_D + 1}"),
+    ("morris", _D + 1, "r >= 2"),
     ("sobolx", 20, "[sweep] method: expected one of lhs, sobol, morris, got 'sobolx' (did you mean 'sobol'?)"),
 ])
 def test_design_errors_say_what_runs_would_do(method, runs, message):

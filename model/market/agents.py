@@ -20,7 +20,7 @@ from model.market.cooling import LiquidCooling, needs_liquid
 from model.market.deliveries import Inbound, Shipment, bring_up_months
 from model.market.events import CLUSTER_SIZES_GPUS, Milestones
 from model.market.fleet import Fleet
-from model.market.money import BudgetPlan, CapexPlan, DebtTerms, ShareOfDemand, Treasury
+from model.market.money import BudgetPlan, CapexPlan, DebtTerms, Treasury, within_year_weights
 from model.market.power import PowerPlan
 from model.market.procurement import Procurement, ProcurementTerms
 from model.market.sites import Cluster
@@ -29,6 +29,7 @@ from model.scenario import schema
 from model.scenario.mesa_core import Agent
 
 NO_CLUSTER = Cluster(None, 0)  # type: ignore[arg-type]
+SECONDS_PER_YEAR = 365.25 * 86400
 
 
 def best_cluster(model, options: Iterable[tuple[str, int]]) -> Cluster:
@@ -68,7 +69,7 @@ class Buyer(Agent):
         self.power = PowerPlan(lead_months=round(terms.construction_lead_months * slow),
                                delay_max_months=round(terms.construction_delay_max_months * slow),
                                buffer_months=terms.power_buffer_months, min_build_mw=terms.min_build_mw,
-                               add_mw_per_year=add_mw_per_year)
+                               add_mw_per_year=add_mw_per_year, outlook=model.power_outlook)
         self.fleet = Fleet(name, terms.pue, spec.fabric_max_gpus, terms.power_unconstrained, keys,
                            model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
         up = spec.bring_up
@@ -87,6 +88,7 @@ class Buyer(Agent):
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
         self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
+        self._campus_year: tuple[int, int, float] = (-1, -1, 0.0)  # (year, newest site, its MW as the year began)
         self._start_state(power_mw_start, power_mw_under_construction, fleet_start or {})
 
     def _start_state(self, power_mw_start: float, under_construction_mw: float, fleet_start: dict[str, int]) -> None:
@@ -132,11 +134,6 @@ class Buyer(Agent):
     @property
     def placements(self) -> int:
         return self.fleet.placements
-
-    def monthly_spending_usd(self, year: int) -> float:
-        """NVIDIA-system spending in the capex plan in a month of `year` (0 for a buyer without one)."""
-        plan = self.treasury.plan
-        return plan.monthly_spending_usd(year) if isinstance(plan, CapexPlan) else 0.0
 
     def gpus_online(self) -> dict[str, int]:
         return self.fleet.gpus_online()
@@ -192,8 +189,10 @@ class Buyer(Agent):
 
     # -- power --------------------------------------------------------------------------------------------------
     def max_site_mw(self) -> float:
-        """The largest campus this buyer can have now (its kind's cap, and what anyone can power this month)."""
-        return min(self.terms.max_site_mw, self.model.max_campus_mw())
+        """The largest new site this buyer can open now: one campus phase of the power outlook (or its kind's site
+        size, where the kind has one: the rest of the market's many small sites)."""
+        phase = self.model.power_outlook.campus_phase_mw(self.model.year)
+        return phase if self.terms.max_site_mw is None else min(self.terms.max_site_mw, phase)
 
     def power_committed_mw(self) -> float:
         """Facility MW for everything online, integrating, in transit or on order."""
@@ -276,9 +275,32 @@ class Buyer(Agent):
         self.liquid.start(t, min(gap, max(0.0, convertible)))
 
     def finish_builds(self, t: int) -> None:
-        for build in self.power.finished(t):
-            self.fleet.add_power(build.mw, self.max_site_mw())
+        """Finished power grows the newest campus by up to one phase this year (multi-phase campuses reach several
+        GW over the years where a buyer keeps building), the rest opens new campuses of at most one phase each."""
+        mw = sum(build.mw for build in self.power.finished(t))
+        if mw > 0:
+            self._grow_campuses(mw)
         self.liquid.finish(t)
+
+    def _grow_campuses(self, mw: float) -> None:
+        """Add `mw` of finished power: up to one phase a year on the newest campus, the rest as new campuses."""
+        year, phase = self.model.year, self.max_site_mw()
+        sites = self.fleet.sites
+        if sites:
+            newest = sites[-1]
+            if self._campus_year[:2] != (year, newest.seq):
+                self._campus_year = (year, newest.seq, newest.mw)
+            limit = self._campus_year[2] + phase
+            if self.terms.max_site_mw is not None:
+                limit = min(limit, self.terms.max_site_mw)
+            top = min(mw, max(0.0, limit - newest.mw))
+            if top > 0:
+                self.fleet.add_power(top, limit)
+                mw -= top
+        if mw > 1e-9:
+            self.fleet.add_power(mw, phase)
+            newest = self.fleet.sites[-1]
+            self._campus_year = (year, newest.seq, 0.0 if newest.mw <= phase else newest.mw)
 
     def plan_power(self, t: int, year: int) -> None:
         """Start construction when the power this buyer will need by the time a build started now is surely done
@@ -297,8 +319,24 @@ class Buyer(Agent):
         horizon = self.power.horizon_months()
         while len(self._monthly_budgets) < t + horizon + 1:
             month = len(self._monthly_budgets)
-            self._monthly_budgets.append(self.treasury.monthly_budget_usd(self.model.year_at(month)))
+            self._monthly_budgets.append(self.treasury.monthly_budget_usd(self.model.year_at(month),
+                                                                          self.model.month_of_year(month)))
         return self._monthly_budgets[t + 1:t + horizon + 1]
+
+    def _advance_usd(self, t: int) -> float:
+        """What orders waiting at NVIDIA may be paid from (`Treasury`): the budget of the months of the buyer's
+        pre-order horizon after t, up to the value of its orders of systems that do not ship yet or whose backlog
+        will take a month or more (they are paid when they ship)."""
+        horizon = self.terms.preorder_lookahead_months
+        if not horizon:
+            return 0.0
+        sup = self.model.supplier
+        preordered = sum(units * sup.price_usd(k, t) for k, units in self.procurement.on_order_units.items()
+                         if units and (not sup.shipping(k, t) or sup.expected_wait_months(k, t) >= 1))
+        if not preordered:
+            return 0.0
+        self._budgets_ahead(t + max(0, horizon - self.power.horizon_months()))  # fills the budgets that far
+        return min(preordered, sum(self._monthly_budgets[t + 1:t + horizon + 1]))
 
     def fund_contract(self, contract: Contract) -> None:
         """A contract delivered on schedule: the customer's commitment funds the systems it needs (like project
@@ -368,7 +406,8 @@ class Buyer(Agent):
     def step(self) -> None:
         """Before NVIDIA ships: budget and financing, finished power, orders, new power."""
         t, year = self.model.month, self.model.year
-        self.treasury.accrue(year, self._backlog_usd)
+        self.treasury.accrue(year, self._backlog_usd, self.model.month_of_year(t), self._advance_usd(t))
+        self.invest(t)
         self.finish_builds(t)
         self.procurement.procure(t)
         self.plan_liquid(t)
@@ -381,6 +420,9 @@ class Buyer(Agent):
         self.take_deliveries(t)
         self.place_ready(t)
         self.check_at_scale()
+
+    def invest(self, t: int) -> None:
+        """Money beyond the budget plan, once the month's budget and financing are in (providers: `Provider`)."""
 
     def _backlog_usd(self, lag_months: int) -> float:
         """Value yet to serve under this buyer's contracts as a provider, signed at least `lag_months` ago."""
@@ -398,9 +440,43 @@ class Provider(Buyer):
         debt = DebtTerms(terms.debt_multiple_of_backlog, terms.financing_lag_months) if neocloud else None
         plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, spec.systems_share(terms),
                          terms.capex_multiplier, own_share)
-        return cls(model, name, kind, terms, plan, debt=debt, add_mw_per_year=spec.power_add_mw_per_year,
-                   power_mw_start=spec.power_mw_start, power_mw_under_construction=spec.power_mw_under_construction,
-                   fleet_start=spec.fleet_start)
+        provider = cls(model, name, kind, terms, plan, debt=debt, add_mw_per_year=spec.power_add_mw_per_year,
+                       power_mw_start=spec.power_mw_start,
+                       power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
+        provider._funded_h100e = 0.0  # compute funded by customers' commitments (`invest_against_backlog`)
+        return provider
+
+    # -- investment against the contract backlog -------------------------------------------------------------
+    def invest(self, t: int) -> None:
+        self.invest_against_backlog(t)
+
+    def invest_against_backlog(self, t: int) -> None:
+        """Fund the compute contracted to run within the time an order takes to come online (pre-order horizon,
+        fitting liquid-cooled space and one quarter) that the provider's fleet, what it has coming and its cash do
+        not cover:
+        the customers' commitments pay for it (prepayment, or debt raised against the contract), and grid
+        connections for it are allowed this year. Capacity funded so is dedicated to contracts; of the rest, the
+        kind's `contract_capacity_share` can serve them."""
+        horizon = self.terms.preorder_lookahead_months + self.model.spec.bring_up.liquid_fitout_months + 3
+        due = self.model.contracts.due_h100e(self.name, t, t + horizon)
+        if due <= 0:
+            return
+        catalog = systems()
+        fleet_h100e = self.h100e() + sum(g * catalog[k].h100e_per_gpu for k, g, _ in self.inbound.waiting())
+        fleet_h100e += sum(u * catalog[k].gpus_per_system * catalog[k].h100e_per_gpu
+                           for k, u in self.procurement.on_order_units.items() if u)
+        dedicated = min(fleet_h100e, self._funded_h100e)
+        k = self.model.newest_shipping(t)
+        usd_per_h100e = self.model.supplier.price_usd(k, t) / catalog[k].gpus_per_system / catalog[k].h100e_per_gpu
+        covered = (dedicated + self.terms.contract_capacity_share * (fleet_h100e - dedicated)
+                   + max(0.0, self.treasury.cash_usd()) / usd_per_h100e)
+        gap = due - covered
+        if gap * usd_per_h100e < 1e6:
+            return
+        self._funded_h100e += gap
+        self.treasury.fund(gap * usd_per_h100e)
+        mw = gap / catalog[k].h100e_per_gpu * catalog[k].system_power_kw_per_gpu * self.terms.pue / 1000.0
+        self.power.allow_for_contract(mw, range(self.model.year, self.model.year + 1))
 
     def contracted_h100e(self, t: int, excluding: str | None = None) -> float:
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
@@ -422,12 +498,12 @@ class Provider(Buyer):
 
 
 class RestOfMarket(Buyer):
-    """Enterprises, sovereign AI, other clouds and consumer internet firms, as one buyer whose NVIDIA spend is a
-    sourced share of the total; power is not modelled for it (many small sites)."""
+    """Enterprises, sovereign AI, other clouds and consumer internet firms, as one buyer with a spending plan of its
+    own (sourced by part: sovereign AI, China, the rest); power is not modelled for it (many small sites)."""
 
     @classmethod
     def from_scenario(cls, model, name: str, spec: schema.RestOfMarket, terms: schema.KindBase) -> RestOfMarket:
-        plan = ShareOfDemand(spec.share_of_nvidia_demand, terms.capex_multiplier, model.named_monthly_spending_usd)
+        plan = CapexPlan(spec.capex_usd_bn, terms.capex_growth_after_guidance, 1.0, terms.capex_multiplier)
         return cls(model, name, "other", terms, plan, fleet_start=spec.fleet_start)
 
 
@@ -441,6 +517,8 @@ class Lab(Buyer):
                          power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
         self.spec = spec
         self._accessible: tuple[tuple, tuple[Cluster, str | None]] = ((), (NO_CLUSTER, None))
+        self._revenue_weights: dict[int, list[float]] = {}  # year -> its months' shares of the year's revenue
+        self._demand: tuple[int, float] = (-1, 0.0)  # (month, compute demand in H100e)
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
                                  model.capability.frontier_run_days)
 
@@ -514,12 +592,46 @@ class Lab(Buyer):
             self.model.add_event_now(self.name, "training_run_started", k, g,
                                      f"{run.flop:.2e} FLOP, {run.days:.0f} days")
 
+    def revenue_usd(self, year: int) -> float:
+        """The lab's revenue in a year (by year from the scenario, then growing); 0 for a lab without revenue."""
+        if not self.spec.revenue_usd_bn:
+            return 0.0
+        return schema.by_year(self.spec.revenue_usd_bn, year, self.terms.revenue_growth_after) * 1e9
+
+    def revenue_rate_usd(self, t: int) -> float:
+        """The lab's annualised revenue in month t: its yearly revenue along a path that grows through the year
+        (`money.within_year_weights`), as run-rates do."""
+        if not self.spec.revenue_usd_bn:
+            return 0.0
+        year, month = self.model.year_at(t), self.model.month_of_year(t)
+        if year not in self._revenue_weights:
+            first = min(int(y) for y in self.spec.revenue_usd_bn)
+            self._revenue_weights[year] = within_year_weights(self.revenue_usd, year, first)
+        return self.revenue_usd(year) * 12 * float(self._revenue_weights[year][month - 1])
+
+    def compute_demand_h100e(self, t: int) -> float:
+        """The NVIDIA compute (H100e) the lab needs in month t: serving its revenue's tokens (`[demand]`) plus
+        training the frontier trend's run within the longest run it accepts, both at its NVIDIA share of compute.
+        A lab without revenue rents nothing (it owns its compute or trains on other chips)."""
+        if self._demand[0] != t:
+            self._demand = (t, self._compute_demand_h100e(t))
+        return self._demand[1]
+
+    def _compute_demand_h100e(self, t: int) -> float:
+        revenue = self.revenue_rate_usd(t)
+        if not revenue:
+            return 0.0
+        demand = self.model.spec.demand
+        serving = revenue * demand.tokens_served_per_usd / SECONDS_PER_YEAR / demand.serving_tokens_per_s_per_h100
+        frontier = self.model.spec.frontier
+        h100_flops = systems()["hgx_h100"].bf16_dense_tflops * 1e12  # one H100e
+        training = self.runs.trend_flop(t) / (frontier.max_run_days * 86400.0 * h100_flops * demand.training_mfu)
+        return (serving + training) * self.spec.nvidia_share_of_compute
+
     def annual_compute_budget_usd(self, year: int) -> float:
         """What the lab can spend a year on NVIDIA capacity it rents: revenue x compute spend per revenue dollar x
         the NVIDIA share of its compute (revenue by year from the scenario, then growing)."""
-        terms = self.terms
-        revenue = schema.by_year(self.spec.revenue_usd_bn, year, terms.revenue_growth_after)
-        return revenue * 1e9 * terms.compute_spend_per_revenue * self.spec.nvidia_share_of_compute
+        return self.revenue_usd(year) * self.terms.compute_spend_per_revenue * self.spec.nvidia_share_of_compute
 
     def seek_capacity(self) -> None:
         """Each quarter, budget not yet committed to contracts buys capacity: the lab asks every provider for an

@@ -112,6 +112,10 @@ class ContractBook:
         """Compute (H100e) a provider has sold under contracts that are signed and not over, `excluding` a lab's."""
         return sum(c.h100e for c in self.of_provider(provider, t) if c.end_month > t and c.lab != excluding)
 
+    def due_h100e(self, provider: str, t: int, by: int) -> float:
+        """Compute (H100e) a provider must run for contracts that are running or start by month `by`."""
+        return sum(c.h100e for c in self.of_provider(provider, t) if c.start_month <= by and c.end_month > t)
+
     def held_h100e_by_provider(self, lab: str, t: int) -> dict[str, float]:
         """Compute (H100e) a lab holds under active contracts, by provider."""
         held: dict[str, float] = {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from model.capability.build import capability_table
@@ -21,6 +20,7 @@ from model.market.agents import Buyer, Lab, Provider, RestOfMarket
 from model.market.calendar import date_of, month_index, year_of
 from model.market.contracts import Contract, ContractBook, contract_from_terms
 from model.market.events import EVENT_COLUMNS, EventLog
+from model.market.power import PowerOutlook
 from model.market.pricing import rental_usd_per_gpu_hour
 from model.market.supplier import Supplier
 from model.market.tables import AGENT_ROW_NAME, agent_columns, agent_row, agent_rows_frame, market_reporters
@@ -48,9 +48,7 @@ class MarketModel(Model):
         self.n_months = month_index(self.end, self.start) + 1
         self._years = [year_of(self.start, t) for t in range(self.n_months + 60)]  # plans look up to 5 years ahead
         self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems() and systems()[k].vendor == "NVIDIA")
-        points = spec.max_campus_mw
-        self._max_campus_mw = np.interp(np.arange(self.n_months), [month_index(d, self.start) for d in points],
-                                        list(points.values()))
+        self.power_outlook = PowerOutlook(spec.power_outlook)
         self.event_log = EventLog()
         self.contracts = ContractBook()
         self.supplier = Supplier(self, spec.supplier, spec.allocation)
@@ -76,6 +74,7 @@ class MarketModel(Model):
         # (provider, pacing system) -> (lab, month its run ends): a provider's cluster trains one lab's run at a time
         self.training_claims: dict[tuple[str, str], tuple[str, int]] = {}
         self.claims_version = 0
+        self._spoken_for: tuple[tuple[int, int], float] = ((-1, -1), 0.0)  # (month, contracts) -> H100e
         self._months_recorded = 0
         self.datacollector = DataCollector(model_reporters=market_reporters(self),
                                            agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
@@ -102,6 +101,10 @@ class MarketModel(Model):
             return self._years[t]
         return year_of(self.start, t)
 
+    def month_of_year(self, t: int) -> int:
+        """Calendar month (1-12) of month t (any t)."""
+        return int(date_of(self.start, t)[5:7])
+
     def date_of(self, t: int) -> str:
         return date_of(self.start, t)
 
@@ -120,10 +123,6 @@ class MarketModel(Model):
     def current_date(self) -> str:
         """First day of the month after the last one recorded (after the last step: the month after the end)."""
         return self.date_of(self.months_recorded)
-
-    def max_campus_mw(self) -> float:
-        """Largest campus anyone can power in the current month (grid connections grow over time)."""
-        return float(self._max_campus_mw[min(max(self.month, 0), self.n_months - 1)])
 
     # -- agents and events --------------------------------------------------------------------------------------
     def buyer(self, name: str) -> Buyer:
@@ -155,19 +154,22 @@ class MarketModel(Model):
         k = self.newest_shipping(t)
         return self.supplier.price_usd(k, t) / (systems()[k].system_power_kw * pue / 1000.0)
 
-    def named_monthly_spending_usd(self, year: int) -> float:
-        """NVIDIA-system spending of every named buyer in a month of `year`, however funded (the rest of the market
-        is sized against it)."""
-        return sum(b.monthly_spending_usd(year) for b in self.buyers if b.kind != "other")
-
-    def contracted_utilisation(self) -> float:
-        """Share of the providers' online compute (H100e) that labs hold under active contracts this month."""
+    def rental_utilisation(self) -> float:
+        """Share of the compute providers can rent out (each provider's H100e online x its kind's
+        `contract_capacity_share`) that is spoken for this month: held under active contracts, plus what labs
+        need (`Lab.compute_demand_h100e`) beyond what their contracts give them. Above 1 when demand outruns it."""
         t = self.month
         key = (t, len(self.contracts), sum(b.placements for b in self.providers))
         if self._utilisation[0] != key:
-            held = self.contracts.active_h100e(t)
-            online = sum(b.h100e() for b in self.providers)
-            self._utilisation = (key, min(1.0, held / online) if online else 0.0)
+            if self._spoken_for[0] != key[:2]:  # only new months and new contracts change what is spoken for
+                held = self.contracts.active_h100e(t)
+                uncovered = 0.0
+                for lab in self.agents_by_type.get(Lab, ()):
+                    mine = sum(self.contracts.held_h100e_by_provider(lab.name, t).values())
+                    uncovered += max(0.0, lab.compute_demand_h100e(t) - mine)
+                self._spoken_for = (key[:2], held + uncovered)
+            rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in self.providers)
+            self._utilisation = (key, self._spoken_for[1] / rentable if rentable else 1.0)
         return self._utilisation[1]
 
     def rental_usd_per_gpu_hour(self, k: str) -> float:
@@ -175,7 +177,7 @@ class MarketModel(Model):
         t = self.month
         sup = self.supplier
         return rental_usd_per_gpu_hour(systems()[k], sup.price_usd(k, t), self.spec.rental, sup.backlog_units(k),
-                                       sup.shipped_month[k], self.contracted_utilisation())
+                                       sup.shipped_month[k], self.rental_utilisation())
 
     def claim_cluster(self, provider: str, system: str, lab: str, until_month: int) -> None:
         """A lab trains on a provider's largest cluster of `system` until `until_month`: no other lab can."""

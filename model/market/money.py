@@ -3,6 +3,7 @@ orders and paid on shipment."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -11,18 +12,36 @@ from model.scenario.schema import by_year
 
 
 class BudgetPlan(Protocol):
-    """Where a buyer's NVIDIA-system money comes from, by month of a calendar year."""
+    """Where a buyer's NVIDIA-system money comes from, by calendar month."""
 
-    def monthly_budget_usd(self, year: int) -> float:
-        """What the buyer funds itself in a month of `year`."""
+    def monthly_budget_usd(self, year: int, month: int = 7) -> float:
+        """What the buyer funds itself in `month` (1-12) of `year`."""
         ...
+
+
+def within_year_weights(annual_usd: Callable[[int], float], year: int, first_year: int | None = None) -> list[float]:
+    """How a year's total spreads over its twelve months when spending grows continuously rather than in annual
+    steps: the monthly rate is geometric between the middles of consecutive years (each year's rate there being
+    its total / 12), then scaled so the twelve months sum to the year's total (the sourced figure is kept). Before
+    `first_year` (the first year with a figure) the growth of the first two years is carried backwards."""
+    totals = [max(annual_usd(y), 1e-9) for y in (year - 1, year, year + 1)]
+    if first_year is not None and year - 1 < first_year:  # no figure before the first: the same growth backwards
+        totals[0] = totals[1] ** 2 / totals[2]
+    before, here, after = (math.log(v / 12) for v in totals)
+    rates = []
+    for m in range(12):
+        x = m + 0.5 - 6  # months from the year's middle (month middles)
+        rates.append(math.exp(here + (here - before if x < 0 else after - here) * x / 12))
+    total = sum(rates)
+    return [r / total for r in rates]
 
 
 @dataclass
 class CapexPlan:
     """Capex by calendar year (actuals and guidance, growing after the last year given) x the share that goes to
-    NVIDIA systems x a scenario multiplier. `own_share` is the part the buyer funds itself (neoclouds borrow the
-    rest against their contracts)."""
+    NVIDIA systems x a scenario multiplier, spent along a path that grows through the year (`within_year_weights`:
+    buyers' quarterly capex rose through 2024-2025 rather than stepping each January). `own_share` is the part the
+    buyer funds itself (neoclouds borrow the rest against their contracts)."""
 
     capex_usd_bn: dict[str, float]
     growth_after_guidance: float
@@ -31,39 +50,20 @@ class CapexPlan:
     own_share: float = 1.0
 
     def __post_init__(self) -> None:
-        self._budget_by_year: dict[int, float] = {}
+        self._budget_by_month: dict[tuple[int, int], float] = {}
 
     def annual_capex_usd(self, year: int) -> float:
         return by_year(self.capex_usd_bn, year, self.growth_after_guidance) * 1e9
 
-    def monthly_budget_usd(self, year: int) -> float:
-        if year not in self._budget_by_year:
-            self._budget_by_year[year] = (self.annual_capex_usd(year) * self.systems_share * self.own_share
-                                          * self.multiplier / 12)
-        return self._budget_by_year[year]
-
-    def monthly_spending_usd(self, year: int) -> float:
-        """The month's NVIDIA-system spending in the plan, funded by the buyer or by debt alike."""
-        return self.annual_capex_usd(year) * self.systems_share * self.multiplier / 12
-
-
-@dataclass
-class ShareOfDemand:
-    """Spending that is a share of all NVIDIA demand: `share` of the total, the rest being `named_spending_usd`
-    (what every named buyer spends in a month of a year)."""
-
-    share: float | dict[str, float]
-    multiplier: float
-    named_spending_usd: Callable[[int], float]
-
-    def __post_init__(self) -> None:
-        self._budget_by_year: dict[int, float] = {}
-
-    def monthly_budget_usd(self, year: int) -> float:
-        if year not in self._budget_by_year:
-            share = by_year(self.share, year)
-            self._budget_by_year[year] = self.named_spending_usd(year) * share / (1 - share) * self.multiplier
-        return self._budget_by_year[year]
+    def monthly_budget_usd(self, year: int, month: int = 7) -> float:
+        key = (year, month)
+        if key not in self._budget_by_month:
+            first = min((int(y) for y in self.capex_usd_bn), default=None)
+            weights = within_year_weights(self.annual_capex_usd, year, first)
+            annual = self.annual_capex_usd(year) * self.systems_share * self.own_share * self.multiplier
+            for m in range(12):
+                self._budget_by_month[(year, m + 1)] = annual * float(weights[m])
+        return self._budget_by_month[key]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,12 @@ class DebtTerms:
 
 class Treasury:
     """Budget, financing, commitments and payments of one buyer. Budget not committed beyond `carry_months` of
-    spending lapses (guidance is cut, as CoreWeave's was in 2025)."""
+    spending lapses (guidance is cut, as CoreWeave's was in 2025).
+
+    Orders are paid when they ship, so an order still waiting at NVIDIA is funded from the budget of the months
+    before it ships: up to `advance_usd` (the budget of the buyer's pre-order horizon, set each month) of the unpaid
+    orders does not count against the cash on hand. A buyer that pre-orders the next generation keeps buying what
+    ships now (hyperscalers bought Hopper through 2024 with Blackwell on order)."""
 
     def __init__(self, plan: BudgetPlan, carry_months: float, debt: DebtTerms | None = None):
         self.plan = plan
@@ -89,14 +94,20 @@ class Treasury:
         self.contract_funding_usd = 0.0  # customers' money for contracts delivered on schedule
         self.committed_usd = 0.0  # value of every order placed
         self.capex_usd = 0.0  # paid on shipment
+        self.advance_usd = 0.0  # budget of the coming months that orders waiting at NVIDIA may draw on
+        self.advance_peak_usd = 0.0  # the most ever drawn on: commitments never exceed budget + financing + this
 
-    def monthly_budget_usd(self, year: int) -> float:
-        return self.plan.monthly_budget_usd(year)
+    def monthly_budget_usd(self, year: int, month: int = 7) -> float:
+        return self.plan.monthly_budget_usd(year, month)
 
-    def accrue(self, year: int, backlog_usd: Callable[[int], float]) -> None:
+    def accrue(self, year: int, backlog_usd: Callable[[int], float], month: int = 7,
+               advance_usd: float = 0.0) -> None:
         """Add the month's budget, let what cannot be placed lapse, and borrow against the backlog of contracts
-        (`backlog_usd(lag_months)`: value yet to serve of contracts signed at least that long ago)."""
-        monthly = self.plan.monthly_budget_usd(year)
+        (`backlog_usd(lag_months)`: value yet to serve of contracts signed at least that long ago); `advance_usd`:
+        the budget of the months ahead that unpaid orders may draw on."""
+        self.advance_usd = advance_usd
+        self.advance_peak_usd = max(self.advance_peak_usd, advance_usd)
+        monthly = self.plan.monthly_budget_usd(year, month)
         self.budget_cum_usd += monthly
         carry = self.carry_months * monthly
         excess = self.budget_cum_usd + self.financing_usd - self.committed_usd - carry
@@ -112,8 +123,16 @@ class Treasury:
         """Money beyond the budget: debt plus contract funding."""
         return self.debt_usd + self.contract_funding_usd
 
+    @property
+    def unpaid_usd(self) -> float:
+        """Orders placed and not yet shipped (so not yet paid)."""
+        return max(0.0, self.committed_usd - self.capex_usd)
+
     def cash_usd(self) -> float:
-        return self.budget_cum_usd + self.financing_usd - self.committed_usd
+        """What can be committed now: budget and financing not committed, plus the part of the unpaid orders the
+        coming months' budget will pay for."""
+        return (self.budget_cum_usd + self.financing_usd - self.committed_usd
+                + min(self.unpaid_usd, self.advance_usd))
 
     def commit(self, usd: float) -> None:
         self.committed_usd += usd

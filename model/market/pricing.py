@@ -20,16 +20,30 @@ def system_price_usd(system: System, age_months: int, terms: SupplierTerms) -> f
     return max(system.price_usd_low, system.price_usd_mid * (1 + premium) * decline)
 
 
-def rental_usd_per_gpu_hour(system: System, price_usd: float, terms: Rental, backlog_units: int, output_units: int,
-                            contracted_share: float) -> float:
-    """Cost-recovery rental (today's system price over its amortisation at a target utilisation, plus margin and
-    power) with a scarcity premium. Scarcity is the larger of two signals: the months of output the system's backlog
-    represents (orders waiting), and how far the share of provider capacity that labs hold under contract exceeds
-    the target utilisation (capacity spoken for)."""
+def rental_cost_usd_per_gpu_hour(system: System, price_usd: float, terms: Rental) -> tuple[float, float]:
+    """(floor, cost-plus) per GPU-hour: the floor recovers today's system price over its amortisation at the target
+    utilisation, plus power; cost-plus adds the margin on the capital."""
     per_gpu = price_usd / system.gpus_per_system
-    capital = per_gpu / (terms.amortization_years * HOURS_PER_YEAR * terms.utilization) * (1 + terms.margin)
+    capital = per_gpu / (terms.amortization_years * HOURS_PER_YEAR * terms.utilization)
     power = system.system_power_kw_per_gpu * terms.pue * terms.usd_per_kwh
-    output = max(output_units, 1)
-    backlog = min(1.0, backlog_units / (output * terms.scarcity_backlog_months))
-    held = max(0.0, contracted_share - terms.utilization) / (1 - terms.utilization)
-    return (capital + power) * (1 + terms.scarcity_premium * max(backlog, min(held, 1.0)))
+    return capital + power, capital * (1 + terms.margin) + power
+
+
+def rental_usd_per_gpu_hour(system: System, price_usd: float, terms: Rental, backlog_units: int, output_units: int,
+                            utilisation: float) -> float:
+    """The rental price that clears the market for compute, with cost as its floor.
+
+    `utilisation` is the share of the compute providers can rent out that is spoken for: held under contracts
+    plus labs' demand their contracts do not cover (`MarketModel.rental_utilisation`). Below the target
+    utilisation the price falls from cost-plus towards the floor in proportion; above it a scarcity premium grows
+    to `scarcity_premium` as utilisation reaches 1, or as the orders waiting for this system reach
+    `scarcity_backlog_months` of its output (whichever is tighter)."""
+    floor, cost_plus = rental_cost_usd_per_gpu_hour(system, price_usd, terms)
+    target = terms.utilization
+    slack_price = cost_plus if utilisation >= target else floor + (cost_plus - floor) * max(0.0, utilisation) / target
+    backlog = min(1.0, backlog_units / (max(output_units, 1) * terms.scarcity_backlog_months))
+    excess = min(1.0, max(0.0, utilisation - target) / (1 - target))
+    tight = max(backlog, excess)
+    if tight > 0:
+        return max(slack_price, cost_plus * (1 + terms.scarcity_premium * tight))
+    return slack_price

@@ -71,7 +71,7 @@ def load_scenario_dict(path: Path | str) -> dict[str, Any]:
     return load_scenario(path).tree
 
 
-DATED_SERIES = (("max_campus_mw",), ("supplier", "cowos_wafers_per_month"), ("supplier", "hbm_tb_per_month"))
+DATED_SERIES = (("supplier", "cowos_wafers_per_month"), ("supplier", "hbm_tb_per_month"))
 
 
 def _sort_dated(tree: dict[str, Any]) -> dict[str, Any]:

@@ -134,6 +134,25 @@ class Frontier(_Frozen):
     precision: Precision
 
 
+class PowerOutlook(_Frozen):
+    """Where power can be had: the sourced outlook for data-centre power (GW by year, grid and on-site generation),
+    which sets how fast buyers' grid connections grow after their own figures end and how large a phase one campus
+    can add in a year (`campus_phase_mw` by year, geometric between its anchors, then growing with the outlook)."""
+
+    datacenter_gw: Annotated[ByYear, Field(min_length=2)]
+    campus_phase_mw: Annotated[ByYear, Field(min_length=1)]
+
+
+class Demand(_Frozen):
+    """Labs' demand for compute: serving from their revenue (tokens served per dollar of revenue, at the tokens per
+    second an H100 serves a frontier reasoning model), training from the frontier trend (a run within the longest
+    run labs accept, at a model FLOP utilisation)."""
+
+    tokens_served_per_usd: Annotated[float, Field(gt=0, le=1e9)]  # a token for a billionth of a dollar at most
+    serving_tokens_per_s_per_h100: Annotated[float, Field(gt=0, le=1e6)]  # far above any H100's decode rate
+    training_mfu: Annotated[float, Field(gt=0, le=1)]
+
+
 class Rental(_Frozen):
     """Rental price per GPU-hour: cost recovery plus a scarcity premium."""
 
@@ -235,7 +254,7 @@ class KindBase(_Frozen):
     pue: Annotated[float, Field(ge=1, le=3)]
     construction_lead_months: Months
     construction_delay_max_months: Months
-    max_site_mw: SiteMW
+    max_site_mw: SiteMW | None = None  # a cap on one site; None: campuses grow phase by phase (`PowerOutlook`)
     min_build_mw: MW
     power_buffer_months: Months
     training_weight: Fraction
@@ -246,11 +265,19 @@ class KindBase(_Frozen):
     power_unconstrained: bool = False  # many small sites whose power is not modelled (the rest of the market)
 
 
-class HyperscalerKind(KindBase):
+class ProviderInvestment(_Frozen):
+    """How a provider invests against its contract backlog: the share of its compute that can serve contracts
+    (the rest runs its own products and its customers by the hour); compute contracted to start within its
+    pre-order horizon and integration that this share does not cover is funded by the customers' commitments."""
+
+    contract_capacity_share: Fraction
+
+
+class HyperscalerKind(KindBase, ProviderInvestment):
     pass
 
 
-class NeocloudKind(KindBase):
+class NeocloudKind(KindBase, ProviderInvestment):
     """Neoclouds fund part of their capex with debt raised against their contract backlog."""
 
     equity_funded_share: Fraction
@@ -306,9 +333,9 @@ class Lab(Owner):
 
 
 class RestOfMarket(_Frozen):
-    """Everyone else, as one buyer whose NVIDIA spending is a share of the total."""
+    """Everyone else, as one buyer with its own NVIDIA spending by year (sourced by part, then growing)."""
 
-    share_of_nvidia_demand: Annotated[float, Field(ge=0, lt=1)] | dict[Year, Annotated[float, Field(ge=0, lt=1)]]
+    capex_usd_bn: Annotated[ByYear, Field(min_length=1)]
     fleet_start: dict[System, FleetGpus] = {}
 
 
@@ -336,8 +363,9 @@ class Scenario(_Frozen):
     reference_jobs: ReferenceJobs
     allocation: Allocation
     bring_up: BringUp
-    max_campus_mw: Annotated[dict[Month, SiteMW], Field(min_length=1)]
+    power_outlook: PowerOutlook
     frontier: Frontier
+    demand: Demand
     rental: Rental
     supplier: Supplier
     kinds: Kinds

@@ -128,8 +128,7 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
         if missing:
             fail(f"supplier.{table}", f"expected a value for every system, missing {', '.join(missing)}")
     for path, series in (("supplier.cowos_wafers_per_month", sup.cowos_wafers_per_month),
-                         ("supplier.hbm_tb_per_month", sup.hbm_tb_per_month),
-                         ("max_campus_mw", s.max_campus_mw)):
+                         ("supplier.hbm_tb_per_month", sup.hbm_tb_per_month)):
         dates = list(series)
         for a, b in zip(dates, dates[1:], strict=False):
             if b <= a:

@@ -1,0 +1,75 @@
+"""Demand drives investment: labs' demand from revenue and the frontier trend, providers' investment against their
+contract backlog, rental prices that clear between cost and scarcity."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from model.market.agents import Lab
+from model.market.model import MarketModel
+from model.scenario import load_scenario_dict
+
+
+@pytest.fixture(scope="module")
+def tree() -> dict:
+    tree = load_scenario_dict("scenarios/baseline.toml")
+    tree["end"] = "2026-06"
+    return tree
+
+
+def _run(tree: dict, months: int | None = None, seed: int = 0) -> MarketModel:
+    model = MarketModel.from_params(tree, seed=seed)
+    for _ in range(months or model.n_months):
+        model.step()
+    return model
+
+
+def test_a_lab_s_demand_follows_its_revenue_and_the_frontier_trend(tree):
+    model = _run(tree, months=1)
+    openai = model.buyer("openai")
+    assert isinstance(openai, Lab)
+    demand = model.spec.demand
+    base = openai.compute_demand_h100e(12)
+    doubled = copy.deepcopy(tree)
+    doubled["demand"]["tokens_served_per_usd"] = demand.tokens_served_per_usd * 2
+    more = MarketModel.from_params(doubled, seed=0).buyer("openai").compute_demand_h100e(12)
+    training = openai.runs.trend_flop(12) / (model.spec.frontier.max_run_days * 86400 * 989e12 * demand.training_mfu)
+    nvidia = openai.spec.nvidia_share_of_compute
+    assert more - base == pytest.approx(base - training * nvidia)  # serving doubles, training stays
+    assert openai.compute_demand_h100e(24) > base  # revenue and the frontier grow
+    assert model.buyer("xai").compute_demand_h100e(12) == 0  # owns its compute: rents nothing
+
+
+def test_providers_invest_against_their_contract_backlog(tree):
+    """A large contract starting soon makes its provider buy more than its own plan pays for, funded by the
+    customer's commitment; without the contract it does not."""
+    without = copy.deepcopy(tree)
+    without["contracts"] = [c for c in tree["contracts"] if c["provider"] != "oracle"]
+    with_contract = copy.deepcopy(without)
+    with_contract["contracts"].append({"lab": "openai", "provider": "oracle", "date": "2024-06",
+                                       "value_usd_bn": 60, "duration_years": 5})
+    plain, funded = _run(without), _run(with_contract)
+    assert plain.buyer("oracle").treasury.contract_funding_usd == 0
+    assert funded.buyer("oracle").treasury.contract_funding_usd > 10e9
+    assert funded.buyer("oracle").capex_usd > plain.buyer("oracle").capex_usd + 10e9
+
+
+def test_rental_prices_rise_with_labs_demand_and_never_fall_below_cost(tree):
+    from model.hardware.systems import systems
+    from model.market.pricing import rental_cost_usd_per_gpu_hour
+
+    richer = copy.deepcopy(tree)
+    for lab in richer["lab"].values():
+        if "revenue_usd_bn" in lab:
+            lab["revenue_usd_bn"] = {y: v * 3 for y, v in lab["revenue_usd_bn"].items()}
+    months = 20
+    base, more = _run(tree, months), _run(richer, months)
+    assert more.rental_utilisation() > base.rental_utilisation()
+    assert more.rental_usd_per_gpu_hour("hgx_h100") >= base.rental_usd_per_gpu_hour("hgx_h100")
+    market = base.market_frame()
+    h100 = systems()["hgx_h100"]
+    for t, price in enumerate(market["rental_usd_per_gpu_hour_hgx_h100"]):
+        floor, _ = rental_cost_usd_per_gpu_hour(h100, base.supplier.price_usd("hgx_h100", t), base.spec.rental)
+        assert price >= floor - 1e-9
