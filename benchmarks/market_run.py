@@ -67,6 +67,10 @@ def scaled(params: dict, factor: int) -> dict:
         c["provider"] = f"{c['provider']}_0"
         if c["lab"] in providers:
             c["lab"] = f"{c['lab']}_0"
+    partners = p.get("allocation", {}).get("partners", {})  # NVIDIA's public ties: every copy has them
+    for name in [n for n in partners if n in providers]:
+        since = partners.pop(name)
+        partners.update({f"{name}_{i}": since for i in range(factor)})
     return p
 
 
