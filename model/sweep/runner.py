@@ -55,6 +55,9 @@ DEFAULT_RUN_TIMEOUT_S = 1800.0
 one core; half an hour is far beyond any run of a valid scenario and still ends a sweep that meets a bug."""
 
 
+SCHEDULER_GRACE_S = 10.0  # a Dask client reconnecting for longer than this has lost its scheduler
+
+
 class SchedulerLost(RuntimeError):
     """The Dask scheduler went away during a sweep (the runs recorded so far are kept)."""
 
@@ -360,9 +363,10 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
         write_json(out_dir / SWEEP_JSON, header)
         try:
             _drive(executor, todo, records, runner, max(2, in_flight), out_dir, design, runs, progress,
-                   None if run_timeout_s is None else abandon_after_s(run_timeout_s))
+                   None if run_timeout_s is None else abandon_after_s(run_timeout_s),
+                   None if client is None else (lambda: client.status == "running"))
         except Exception as exc:
-            if client is not None and client.status in ("closing", "closed"):
+            if client is not None and client.status != "running":
                 raise SchedulerLost(f"--scheduler {scheduler}: the Dask scheduler went away ({_one_line(exc)}); "
                                     f"{len(records)} runs are recorded in {out_dir / RUNS_TABLE}; continue with "
                                     "--resume") from None
@@ -386,9 +390,11 @@ def run_sweep(scenario: Path | str, runs: int, *, out: Path | str | None = None,
 
 def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict], runner: Callable | None,
            in_flight: int, out_dir: Path, design: Design, runs: int, progress: bool,
-           abandon_s: float | None = None) -> None:
+           abandon_s: float | None = None, connected: Callable[[], bool] | None = None) -> None:
     """Submit at most `in_flight` runs at a time, record each as it finishes, keep runs.parquet current. A run
-    with no answer `abandon_s` after submission (a Dask worker thread cannot be interrupted) is recorded failed."""
+    with no answer `abandon_s` after submission (a Dask worker thread cannot be interrupted) is recorded failed.
+    `connected` (Dask) says whether the scheduler is still there; lost for `SCHEDULER_GRACE_S`, the sweep stops
+    (pending futures of a lost scheduler may never finish nor be cancelled)."""
     from tqdm import tqdm
 
     from model.interrupts import terminate_as_interrupt
@@ -401,9 +407,17 @@ def _drive(executor: cf.Executor, todo: list[RunTask], records: dict[int, dict],
     pending: dict[cf.Future, RunTask] = {}
     submitted: dict[cf.Future, float] = {}
     last_write = time.monotonic()
+    lost_since: float | None = None
     try:
         with terminate_as_interrupt():
             while True:
+                if connected is not None:
+                    if connected():
+                        lost_since = None
+                    elif lost_since is None:
+                        lost_since = time.monotonic()
+                    elif time.monotonic() - lost_since > SCHEDULER_GRACE_S:
+                        raise ConnectionError(f"no connection to the scheduler for {SCHEDULER_GRACE_S:g} s")
                 while len(pending) < in_flight and (task := next(queue, None)) is not None:
                     future = executor.submit(execute_run, task, runner)
                     pending[future], submitted[future] = task, time.monotonic()
