@@ -56,3 +56,13 @@ def test_campuses_grow_a_phase_a_year_to_several_gw_without_a_copied_cap():
     largest_2030 = max(mw for (_, year), mw in sizes.items() if year == 2030)
     largest_2025 = max(mw for (_, year), mw in sizes.items() if year == 2025)
     assert largest_2030 > 1500 and largest_2030 > 2 * largest_2025  # campuses keep growing where power can be had
+
+
+@pytest.mark.parametrize("override", ["power_outlook.campus_phase_mw.2025=0", "power_outlook.datacenter_gw.2030=0"])
+def test_an_outlook_of_no_power_is_refused_not_run_forever(override):
+    """A campus phase of 0 MW once passed validation and made finished power loop forever in the fleet."""
+    from model.errors import InputError
+    from model.scenario import load_scenario
+
+    with pytest.raises(InputError, match=override.split("=")[0].replace(".", r"\.")):
+        load_scenario("scenarios/baseline.toml", [override])

@@ -155,10 +155,13 @@ class Procurement:
             gone = self.on_order_units[k]
             self.on_order_units[k] = 0
             self.ordered[k] -= gone * systems()[k].gpus_per_system
+            self.preordered[k] -= min(self.preordered[k], gone * systems()[k].gpus_per_system)
             self.treasury.commit(-usd)
             units = int(usd // price)
             if units > 0:
                 self.order(best, units, price)
+                if not sup.shipping(best, t):
+                    self.preordered[best] += units * systems()[best].gpus_per_system
                 self.first("order_switched", best, units * systems()[best].gpus_per_system,
                            f"moves {gone} {k} on order to {units} {best}")
 

@@ -139,8 +139,8 @@ class PowerOutlook(_Frozen):
     which sets how fast buyers' grid connections grow after their own figures end and how large a phase one campus
     can add in a year (`campus_phase_mw` by year, geometric between its anchors, then growing with the outlook)."""
 
-    datacenter_gw: Annotated[ByYear, Field(min_length=2)]
-    campus_phase_mw: Annotated[ByYear, Field(min_length=1)]
+    datacenter_gw: Annotated[dict[Year, Annotated[float, Field(gt=0, le=10_000)]], Field(min_length=2)]  # GW, < 10 TW
+    campus_phase_mw: Annotated[dict[Year, SiteMW], Field(min_length=1)]  # a phase of at least one site
 
 
 class Demand(_Frozen):
