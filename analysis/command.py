@@ -21,7 +21,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return command(args)
 
 
-def _positive(text: str) -> int:
+def positive_whole_number(text: str) -> int:
+    """argparse type for counts such as --jobs."""
     try:
         value = int(text)
     except ValueError:
@@ -51,7 +52,7 @@ def register_report(sub) -> None:
     rep.add_argument("--log", action="store_true", help="log-scale H100e axis in the capacity figure")
     rep.add_argument("--revenue-year", type=int, metavar="YYYY",
                      help="calendar year of the sensitivity's revenue outcome (default 2027 if fully simulated)")
-    rep.add_argument("--jobs", type=_positive, metavar="N",
+    rep.add_argument("--jobs", type=positive_whole_number, metavar="N",
                      help="processes drawing figures (default: every core this process may use; 1: no workers)")
     rep.set_defaults(func=_cmd_report)
 

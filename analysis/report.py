@@ -28,6 +28,7 @@ import pandas as pd
 
 from analysis import FIGURE_MODULES, record
 from analysis.cli import DEFAULT_OPTIONS, Options, add_common_arguments, options_from
+from analysis.command import positive_whole_number
 from analysis.figure import FigureFile, NotApplicable, sys_name, write_text
 from analysis.names import agent_name, describe_runs, input_titles, parameter_labels, scenario_story
 from analysis.summaries import systems_in
@@ -412,18 +413,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--jobs", type=_positive, metavar="N",
+    parser.add_argument("--jobs", type=positive_whole_number, metavar="N",
                         help="processes drawing figures (default: every core this process may use; 1: no workers)")
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
