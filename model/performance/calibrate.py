@@ -99,27 +99,33 @@ class TrainingProblem:
         return float(e[~self.moe].mean() + (e[self.moe].mean() if self.moe.any() else 0.0))
 
 
-def fit_training(start: TrainParams, rounds: int = 3, verbose: bool = True) -> TrainParams:
-    problem = TrainingProblem(val.training_cases())
-    names = list(TRAIN_BOUNDS)
+def _fit(start, bounds: dict, objective, label: str, rounds: int, max_evaluations: int, verbose: bool):
+    """Powell's method on the parameters scaled to [0, 1] within their bounds, restarted for up to `rounds`
+    rounds while the objective still improves."""
+    names = list(bounds)
 
     def build(z):
-        return replace(start, **{n: _from_unit(v, *TRAIN_BOUNDS[n]) for n, v in zip(names, z, strict=True)})
+        return replace(start, **{n: _from_unit(v, *bounds[n]) for n, v in zip(names, z, strict=True)})
 
-    z = np.array([_to_unit(getattr(start, n), *TRAIN_BOUNDS[n]) for n in names])
-    best = problem.objective(start)
+    z = np.array([_to_unit(getattr(start, n), *bounds[n]) for n in names])
+    best = objective(start)
     t0 = time.perf_counter()
     for r in range(rounds):
-        res = minimize(lambda x: problem.objective(build(x)), z, method="Powell",
-                       options={"maxfev": 4000, "xtol": 1e-3, "ftol": 1e-5})
+        res = minimize(lambda x: objective(build(x)), z, method="Powell",
+                       options={"maxfev": max_evaluations, "xtol": 1e-3, "ftol": 1e-5})
         z, best_round = res.x, res.fun
         if verbose:
-            print(f"training fit round {r + 1}: objective {best_round:.4f} ({time.perf_counter() - t0:.0f} s)",
+            print(f"{label} fit round {r + 1}: objective {best_round:.4f} ({time.perf_counter() - t0:.0f} s)",
                   file=sys.stderr)
         if best - best_round < 1e-4:
             break
         best = best_round
     return build(z)
+
+
+def fit_training(start: TrainParams, rounds: int = 3, verbose: bool = True) -> TrainParams:
+    return _fit(start, TRAIN_BOUNDS, TrainingProblem(val.training_cases()).objective, "training", rounds, 4000,
+                verbose)
 
 
 SERVE_BOUNDS = {
@@ -172,26 +178,7 @@ class ServingProblem:
 
 
 def fit_serving(start: ServeParams, rounds: int = 2, verbose: bool = True) -> ServeParams:
-    problem = ServingProblem()
-    names = list(SERVE_BOUNDS)
-
-    def build(z):
-        return replace(start, **{n: _from_unit(v, *SERVE_BOUNDS[n]) for n, v in zip(names, z, strict=True)})
-
-    z = np.array([_to_unit(getattr(start, n), *SERVE_BOUNDS[n]) for n in names])
-    best = problem.objective(start)
-    t0 = time.perf_counter()
-    for r in range(rounds):
-        res = minimize(lambda x: problem.objective(build(x)), z, method="Powell",
-                       options={"maxfev": 3000, "xtol": 1e-3, "ftol": 1e-5})
-        z, best_round = res.x, res.fun
-        if verbose:
-            print(f"serving fit round {r + 1}: objective {best_round:.4f} ({time.perf_counter() - t0:.0f} s)",
-                  file=sys.stderr)
-        if best - best_round < 1e-4:
-            break
-        best = best_round
-    return build(z)
+    return _fit(start, SERVE_BOUNDS, ServingProblem().objective, "serving", rounds, 3000, verbose)
 
 
 # -- error tables ----------------------------------------------------------------------------------------------------
