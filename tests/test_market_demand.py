@@ -73,3 +73,17 @@ def test_rental_prices_rise_with_labs_demand_and_never_fall_below_cost(tree):
     for t, price in enumerate(market["rental_usd_per_gpu_hour_hgx_h100"]):
         floor, _ = rental_cost_usd_per_gpu_hour(h100, base.supplier.price_usd("hgx_h100", t), base.spec.rental)
         assert price >= floor - 1e-9
+
+
+def test_rental_utilisation_follows_retirements_within_a_month(tree):
+    """Providers' compute that retires in the middle of a month is no longer rentable: utilisation is asked again
+    after the retirement, not kept from before it (the cache is keyed by what it is computed from)."""
+    model = _run(tree, months=6)
+    before = model.rental_utilisation()
+    provider = model.providers[0]
+    k = max(provider.fleet.online, key=provider.fleet.online.get)
+    gone = provider.fleet.online[k] // 2
+    provider.fleet.online[k] -= gone  # as `Fleet.retire` does, without touching placements
+    rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in model.providers)
+    assert model.rental_utilisation() > before
+    assert model.rental_utilisation() == pytest.approx(model._spoken_for[1] / rentable)

@@ -66,3 +66,17 @@ def test_an_outlook_of_no_power_is_refused_not_run_forever(override):
 
     with pytest.raises(InputError, match=override.split("=")[0].replace(".", r"\.")):
         load_scenario("scenarios/baseline.toml", [override])
+
+
+def test_an_outlook_s_memo_lives_and_dies_with_it(outlook):
+    """`gw` is memoised per outlook (a method cache would keep every outlook of a process alive)."""
+    import gc
+    import weakref
+
+    assert outlook.gw(2027) == outlook.gw(2027)
+    other = PowerOutlook(outlook.terms)
+    other.gw(2028)
+    ref = weakref.ref(other)
+    del other
+    gc.collect()
+    assert ref() is None

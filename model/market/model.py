@@ -70,7 +70,7 @@ class MarketModel(Model):
             self._announced.setdefault(max(0, month_index(c.date, self.start)), []).append(c)
         for month in self._announced:  # signed as the month opens (earlier ones: backlog at the start)
             self.schedule_event(self._sign_announced, at=month + 0.5)
-        self._utilisation: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)
+        self._utilisation: tuple[tuple, float] = ((), 0.0)
         # (provider, pacing system) -> (lab, month its run ends): a provider's cluster trains one lab's run at a time
         self.training_claims: dict[tuple[str, str], tuple[str, int]] = {}
         self.claims_version = 0
@@ -159,7 +159,8 @@ class MarketModel(Model):
         `contract_capacity_share`) that is spoken for this month: held under active contracts, plus what labs
         need (`Lab.compute_demand_h100e`) beyond what their contracts give them. Above 1 when demand outruns it."""
         t = self.month
-        key = (t, len(self.contracts), sum(b.placements for b in self.providers))
+        rentable_by_provider = tuple(p.h100e() for p in self.providers)  # changes as GPUs go online and retire
+        key = (t, len(self.contracts), rentable_by_provider)
         if self._utilisation[0] != key:
             if self._spoken_for[0] != key[:2]:  # only new months and new contracts change what is spoken for
                 held = self.contracts.active_h100e(t)
@@ -168,7 +169,8 @@ class MarketModel(Model):
                     mine = sum(self.contracts.held_h100e_by_provider(lab.name, t).values())
                     uncovered += max(0.0, lab.compute_demand_h100e(t) - mine)
                 self._spoken_for = (key[:2], held + uncovered)
-            rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in self.providers)
+            rentable = sum(h * p.terms.contract_capacity_share for h, p in zip(rentable_by_provider, self.providers,
+                                                                                strict=True))
             self._utilisation = (key, self._spoken_for[1] / rentable if rentable else 1.0)
         return self._utilisation[1]
 

@@ -10,7 +10,6 @@ by phase: a campus can take one phase a year, of the size the outlook allows tha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -28,10 +27,12 @@ class PowerOutlook:
         years = sorted(int(y) for y in terms.datacenter_gw)
         self._years = np.array(years, dtype=float)
         self._log_gw = np.log([terms.datacenter_gw[str(y)] for y in years])
+        self._gw: dict[int, float] = {}  # by year: asked every month by every buyer (per instance, dies with it)
 
-    @cache  # noqa: B019 (one outlook per scenario, a handful of years)
     def gw(self, year: int) -> float:
-        return _geometric(self._years, self._log_gw, year)
+        if year not in self._gw:
+            self._gw[year] = _geometric(self._years, self._log_gw, year)
+        return self._gw[year]
 
     def additions_gw(self, year: int) -> float:
         """Data-centre power added during `year`."""
