@@ -87,3 +87,45 @@ def test_rental_utilisation_follows_retirements_within_a_month(tree):
     rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in model.providers)
     assert model.rental_utilisation() > before
     assert model.rental_utilisation() == pytest.approx(model._spoken_for[1] / rentable)
+
+
+def test_funded_compute_is_counted_once_wherever_it_is():
+    """A block customers funded is money until ordered, then systems on the way, then GPUs online: at every stage
+    the three parts add up to the block, never more; blocks queue behind each other, and contracts that end
+    release the oldest first."""
+    from model.market.money import ContractFunding
+
+    ledger = ContractFunding()
+    ledger.fund(100.0, 2.0, ordered_h100e=50.0)  # the provider had ordered 50 H100e before
+    ledger.fund(40.0, 3.0, ordered_h100e=60.0)  # queues behind the first block (spent first)
+    stages = [(50.0, 0.0), (110.0, 0.0), (150.0, 0.0), (190.0, 60.0), (190.0, 190.0)]  # (ordered, online) so far
+    for ordered, online in stages:
+        cash_usd, coming, up = ledger.split(ordered, online)
+        first_cash = min(100.0, max(0.0, 150.0 - ordered))
+        assert cash_usd == pytest.approx(first_cash * 2.0 + min(40.0, 190.0 - max(ordered, 150.0)) * 3.0)
+        assert first_cash + (cash_usd - first_cash * 2.0) / 3.0 + coming + up == pytest.approx(140.0)
+    assert ledger.split(190.0, 190.0) == (0.0, 0.0, pytest.approx(140.0))
+    ledger.release_beyond(100.0)  # contracts over: the oldest block goes first
+    assert ledger.h100e == pytest.approx(100.0)
+    assert ledger.blocks[-1].h100e == pytest.approx(40.0)
+
+
+def test_a_funded_gap_raises_the_provider_s_cover_by_the_gap_only(tree):
+    """Funding a gap adds the gap to what covers the contracts, once: its money is not also counted as cash,
+    and it is not counted against GPUs the provider had already (which would make it under-invest later)."""
+    contracted = copy.deepcopy(tree)
+    contracted["contracts"].append({"lab": "openai", "provider": "oracle", "date": "2024-03",
+                                    "value_usd_bn": 60, "duration_years": 5})
+    model = _run(contracted, months=3)
+    oracle = model.buyer("oracle")
+    usd = 20_000.0
+    before = oracle.contract_cover_h100e(usd)
+    oracle.funding.fund(1e5, usd, oracle._ordered_h100e())
+    oracle.treasury.fund(1e5 * usd)
+    assert oracle.contract_cover_h100e(usd) == pytest.approx(before + 1e5)
+    t = model.month
+    funded = oracle.treasury.contract_funding_usd
+    oracle.invest_against_backlog(t)
+    once = oracle.treasury.contract_funding_usd
+    oracle.invest_against_backlog(t)  # nothing new is due: the same month funds nothing twice
+    assert oracle.treasury.contract_funding_usd == once >= funded

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from functools import cache, partial
 
 from model.capability.table import CapabilityTable, FrontierDays, SystemValue
@@ -53,15 +54,16 @@ def table_key(scenario: Scenario) -> str:
     """A hash of the scenario inputs the table depends on (the catalog and the performance model are fixed within
     a process)."""
     inputs = {"reference_jobs": scenario.reference_jobs.model_dump(), "precision": scenario.frontier.precision,
+              "era_months": scenario.valuation.software_era_months,
+              "scale_steps": scenario.valuation.training_scale_steps,
               "reference_flop": scenario.reference_frontier_flop, "max_gpus": scenario.fabric_max_gpus}
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
-SCALE_STEPS = (8, 64)  # the reference training job is also asked on 8x and 64x its GPUs (the buyers' own scale)
-
-
-def training_sizes_gpus(jobs: ReferenceJobs) -> tuple[int, ...]:
-    return (jobs.train.gpus, *(jobs.train.gpus * step for step in SCALE_STEPS))
+def training_sizes_gpus(jobs: ReferenceJobs, scale_steps: Sequence[int]) -> tuple[int, ...]:
+    """The reference training job's own size, then that size times each step (`valuation.training_scale_steps`:
+    the buyers' own scale)."""
+    return (jobs.train.gpus, *(jobs.train.gpus * step for step in scale_steps))
 
 
 def _at_scale(job: TrainJob, gpus: int) -> TrainJob:
@@ -77,10 +79,10 @@ def _ratio(system: str, job: TrainJob, era: str | None) -> float:
     return training_tflops_per_gpu(system, job, era) / base if base > 0 else 0.0
 
 
-def _value(jobs: ReferenceJobs, system: str, era: str | None) -> SystemValue:
+def _value(jobs: ReferenceJobs, sizes_gpus: tuple[int, ...], system: str, era: str | None) -> SystemValue:
     """One system's throughput per GPU on the reference jobs relative to HGX H100, both on `era`'s software; the
-    training job also at the larger sizes of `training_sizes_gpus`."""
-    scaled = tuple(_ratio(system, _at_scale(jobs.train, gpus), era) for gpus in training_sizes_gpus(jobs))
+    training job also at the larger sizes of `sizes_gpus` (`training_sizes_gpus`)."""
+    scaled = tuple(_ratio(system, _at_scale(jobs.train, gpus), era) for gpus in sizes_gpus)
     serve = tuple(serving_tokens_per_s_per_gpu(system, job, era) / serving_tokens_per_s_per_gpu(BASELINE_SYSTEM,
                                                                                                  job, era)
                   for job in jobs.serve)
@@ -91,10 +93,12 @@ def build_capability_table(scenario: Scenario) -> CapabilityTable:
     """A new table for the scenario: every system of the catalog valued on the reference jobs against HGX H100,
     era by era as the market asks."""
     jobs = scenario.reference_jobs
-    return CapabilityTable(valuer=partial(_value, jobs), systems=tuple(systems()),
+    sizes = training_sizes_gpus(jobs, scenario.valuation.training_scale_steps)
+    return CapabilityTable(valuer=partial(_value, jobs, sizes), systems=tuple(systems()),
                            serve_weights=tuple(job.weight for job in jobs.serve),
                            serve_since=tuple(job.since for job in jobs.serve),
-                           training_sizes_gpus=training_sizes_gpus(jobs),
+                           era_months=scenario.valuation.software_era_months,
+                           training_sizes_gpus=sizes,
                            frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
                                                  reference_flop=scenario.reference_frontier_flop,
                                                  max_gpus=scenario.fabric_max_gpus,

@@ -127,15 +127,15 @@ class FrontierDays:
 
 
 SystemValuer = Callable[[str, str | None], SystemValue]  # (system, software era "YYYY-MM" or None) -> value
-ERA_MONTHS = 6  # assumption: buyers re-value systems on the software of the half-year they decide in
 
 
-def software_era(month: str | None) -> str | None:
-    """The software era a decision in `month` ("YYYY-MM..."): the first month of its half-year (None: mature)."""
+def software_era(month: str | None, era_months: int) -> str | None:
+    """The software era a decision in `month` ("YYYY-MM...") falls in: the first month of its era, eras of
+    `era_months` tiling the year from January (scenario `valuation.software_era_months`; None: mature)."""
     if month is None:
         return None
     year, mon = int(month[:4]), int(month[5:7])
-    return f"{year:04d}-{(mon - 1) // ERA_MONTHS * ERA_MONTHS + 1:02d}"
+    return f"{year:04d}-{(mon - 1) // era_months * era_months + 1:02d}"
 
 
 @dataclass(frozen=True)
@@ -152,12 +152,13 @@ class CapabilityTable:
     serve_weights: tuple[float, ...]  # weights of the reference serving jobs
     serve_since: tuple[str | None, ...]  # first month ("YYYY-MM") each serving job counts; None: always
     frontier: FrontierDays
+    era_months: int  # months of one software era (`software_era`)
     training_sizes_gpus: tuple[int, ...] = ()  # cluster sizes of `SystemValue.training_at_scale`
     _values: dict[tuple[str, str | None], SystemValue] = field(default_factory=dict, compare=False, repr=False)
 
     def value(self, system: str, month: str | None = None) -> SystemValue:
         """The system's value on the software of `month`'s era (None: mature software)."""
-        key = (system, software_era(month))
+        key = (system, software_era(month, self.era_months))
         if key not in self._values:
             self._values[key] = self.valuer(*key)
         return self._values[key]

@@ -20,7 +20,7 @@ from model.market.cooling import LiquidCooling, needs_liquid
 from model.market.deliveries import Inbound, Shipment, bring_up_months
 from model.market.events import CLUSTER_SIZES_GPUS, Milestones
 from model.market.fleet import Fleet
-from model.market.money import BudgetPlan, CapexPlan, DebtTerms, Treasury, within_year_weights
+from model.market.money import BudgetPlan, CapexPlan, ContractFunding, DebtTerms, Treasury, within_year_weights
 from model.market.power import PowerPlan
 from model.market.procurement import Procurement, ProcurementTerms
 from model.market.sites import Cluster
@@ -81,7 +81,8 @@ class Buyer(Agent):
         self.procurement = Procurement(
             self, model.supplier, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
-                             spec.choice_sharpness, spec.choice_min_weight, terms.pue),
+                             spec.choice_sharpness, spec.choice_min_weight, terms.pue,
+                             spec.valuation.software_ahead_months),
             keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months,
             self.joining_cluster_gpus)
         self.procurement.is_liquid = self.is_liquid
@@ -443,7 +444,7 @@ class Provider(Buyer):
         provider = cls(model, name, kind, terms, plan, debt=debt, add_mw_per_year=spec.power_add_mw_per_year,
                        power_mw_start=spec.power_mw_start,
                        power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
-        provider._funded_h100e = 0.0  # compute funded by customers' commitments (`invest_against_backlog`)
+        provider.funding = ContractFunding()  # compute funded by customers' commitments (`invest_against_backlog`)
         return provider
 
     # -- investment against the contract backlog -------------------------------------------------------------
@@ -452,31 +453,52 @@ class Provider(Buyer):
 
     def invest_against_backlog(self, t: int) -> None:
         """Fund the compute contracted to run within the time an order takes to come online (pre-order horizon,
-        fitting liquid-cooled space and one quarter) that the provider's fleet, what it has coming and its cash do
-        not cover:
-        the customers' commitments pay for it (prepayment, or debt raised against the contract), and grid
-        connections for it are allowed this year. Capacity funded so is dedicated to contracts; of the rest, the
-        kind's `contract_capacity_share` can serve them."""
-        horizon = self.terms.preorder_lookahead_months + self.model.spec.bring_up.liquid_fitout_months + 3
+        fitting liquid-cooled space and the kind's `backlog_margin_months`) that the provider does not cover: the
+        customers' commitments pay for it (prepayment, or debt raised against the contract), and grid connections
+        for it are allowed this year. What covers contracts: the compute customers funded before, once
+        (`ContractFunding`: as money not yet ordered, systems on the way or GPUs online), the kind's
+        `contract_capacity_share` of the rest of the fleet (online, on the way and on order) and the cash not raised
+        for contracts. Funded compute leaves the ledger as the contracts it serves end."""
+        terms = self.terms
+        self.funding.release_beyond(self.contracted_h100e(t))
+        horizon = (terms.preorder_lookahead_months + self.model.spec.bring_up.liquid_fitout_months
+                   + terms.backlog_margin_months)
         due = self.model.contracts.due_h100e(self.name, t, t + horizon)
         if due <= 0:
             return
         catalog = systems()
-        fleet_h100e = self.h100e() + sum(g * catalog[k].h100e_per_gpu for k, g, _ in self.inbound.waiting())
-        fleet_h100e += sum(u * catalog[k].gpus_per_system * catalog[k].h100e_per_gpu
-                           for k, u in self.procurement.on_order_units.items() if u)
-        dedicated = min(fleet_h100e, self._funded_h100e)
         k = self.model.newest_shipping(t)
         usd_per_h100e = self.model.supplier.price_usd(k, t) / catalog[k].gpus_per_system / catalog[k].h100e_per_gpu
-        covered = (dedicated + self.terms.contract_capacity_share * (fleet_h100e - dedicated)
-                   + max(0.0, self.treasury.cash_usd()) / usd_per_h100e)
+        covered = self.contract_cover_h100e(usd_per_h100e)
         gap = due - covered
-        if gap * usd_per_h100e < 1e6:
+        if gap * usd_per_h100e < terms.min_funding_usd_bn * 1e9:
             return
-        self._funded_h100e += gap
+        self.funding.fund(gap, usd_per_h100e, self._ordered_h100e())
         self.treasury.fund(gap * usd_per_h100e)
-        mw = gap / catalog[k].h100e_per_gpu * catalog[k].system_power_kw_per_gpu * self.terms.pue / 1000.0
+        mw = gap / catalog[k].h100e_per_gpu * catalog[k].system_power_kw_per_gpu * terms.pue / 1000.0
         self.power.allow_for_contract(mw, range(self.model.year, self.model.year + 1))
+
+    def _ordered_h100e(self) -> float:
+        """H100e ordered from NVIDIA so far (cumulative)."""
+        catalog = systems()
+        return sum(g * catalog[k].h100e_per_gpu for k, g in self.procurement.ordered.items() if g)
+
+    def contract_cover_h100e(self, usd_per_h100e: float) -> float:
+        """Compute (H100e) the provider can give contracts from what it has: the funded compute once, the kind's
+        `contract_capacity_share` of the rest of its fleet (online, on the way, on order), and its own cash at
+        `usd_per_h100e`."""
+        catalog = systems()
+        online = self.h100e()
+        coming = sum(g * catalog[k].h100e_per_gpu for k, g, _ in self.inbound.waiting())
+        coming += sum(u * catalog[k].gpus_per_system * catalog[k].h100e_per_gpu
+                      for k, u in self.procurement.on_order_units.items() if u)
+        fleet = self.fleet
+        online_from_orders = sum(max(0, fleet.online[k] + fleet.retired[k] - self.start_fleet[k])
+                                 * catalog[k].h100e_per_gpu for k in fleet.online)
+        funded_cash_usd, funded_coming, funded_online = self.funding.split(self._ordered_h100e(), online_from_orders)
+        own_fleet = max(0.0, online - funded_online) + max(0.0, coming - funded_coming)
+        own_cash = max(0.0, self.treasury.cash_usd() - funded_cash_usd)
+        return self.funding.h100e + self.terms.contract_capacity_share * own_fleet + own_cash / usd_per_h100e
 
     def contracted_h100e(self, t: int, excluding: str | None = None) -> float:
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""

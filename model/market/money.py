@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from model.scenario.schema import by_year
@@ -143,3 +143,58 @@ class Treasury:
     def fund(self, usd: float) -> None:
         """A customer's commitment that pays for systems (project finance, prepayment): it does not lapse."""
         self.contract_funding_usd += usd
+
+
+@dataclass
+class FundedBlock:
+    """Compute (H100e) a provider's customers paid for in one month, at the price per H100e of then. It is the next
+    `h100e` the provider orders after `mark_h100e` (its cumulative H100e ordered when the block was funded,
+    after earlier blocks), and goes online in order."""
+
+    h100e: float
+    usd_per_h100e: float
+    mark_h100e: float
+
+
+@dataclass
+class ContractFunding:
+    """Compute a provider's customers have funded under their contracts (`Provider.invest_against_backlog`),
+    counted once wherever it is: money not yet ordered, systems on order or on their way, or GPUs online. Money
+    raised for contracts is spent first (it is why it was raised), so a block is the next H100e ordered after it
+    was funded, and orders go online in the order they were placed. A block leaves the ledger once the contracts
+    it was raised for are over (the oldest first, as contracted compute falls)."""
+
+    blocks: list[FundedBlock] = field(default_factory=list)
+
+    def fund(self, h100e: float, usd_per_h100e: float, ordered_h100e: float) -> None:
+        """A gap of `h100e` funded now; `ordered_h100e`: the provider's cumulative H100e ordered so far."""
+        mark = max(ordered_h100e, max((b.mark_h100e + b.h100e for b in self.blocks), default=0.0))
+        self.blocks.append(FundedBlock(h100e, usd_per_h100e, mark))
+
+    def release_beyond(self, contracted_h100e: float) -> None:
+        """Keep at most `contracted_h100e` funded (contracts not over), dropping the oldest blocks first."""
+        excess = sum(b.h100e for b in self.blocks) - contracted_h100e
+        while excess > 1e-9 and self.blocks:
+            oldest = self.blocks[0]
+            if oldest.h100e <= excess:
+                self.blocks.pop(0)
+                excess -= oldest.h100e
+            else:
+                self.blocks[0] = FundedBlock(oldest.h100e - excess, oldest.usd_per_h100e, oldest.mark_h100e + excess)
+                excess = 0.0
+
+    def split(self, ordered_h100e: float, online_from_orders_h100e: float) -> tuple[float, float, float]:
+        """(USD not yet ordered, H100e ordered and not yet online, H100e online) of the funded compute, given the
+        provider's cumulative H100e ordered and cumulative H100e of its orders that went online."""
+        cash_usd = pipeline = online = 0.0
+        for b in self.blocks:
+            ordered = min(b.h100e, max(0.0, ordered_h100e - b.mark_h100e))
+            up = min(ordered, max(0.0, online_from_orders_h100e - b.mark_h100e))
+            cash_usd += (b.h100e - ordered) * b.usd_per_h100e
+            pipeline += ordered - up
+            online += up
+        return cash_usd, pipeline, online
+
+    @property
+    def h100e(self) -> float:
+        return sum(b.h100e for b in self.blocks)

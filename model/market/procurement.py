@@ -15,8 +15,6 @@ from model.hardware.systems import systems
 from model.market.money import Treasury
 from model.market.supplier import Consignee, Supplier
 
-SOFTWARE_AHEAD_MONTHS = 24  # a buyer counts on software improving until arrival, at most this far ahead
-
 
 @dataclass(frozen=True)
 class ProcurementTerms:
@@ -28,6 +26,7 @@ class ProcurementTerms:
     choice_sharpness: float  # orders split by score^sharpness
     choice_min_weight: float  # systems below this weight (after ^sharpness) get nothing
     pue: float
+    software_ahead_months: int  # a buyer counts on software improving until arrival, at most this far ahead
 
 
 class Procurement:
@@ -81,7 +80,7 @@ class Procurement:
         wait = sup.expected_wait_months(k, t)
         if not sites_ready:
             wait = self.ready_wait(k, t, wait)
-        software_month = t + min(round(wait), SOFTWARE_AHEAD_MONTHS)
+        software_month = t + min(round(wait), self.terms.software_ahead_months)
         value_usd = self.value_per_gpu(k, t, software_month) / sup.price_usd(k, t)
         score = value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
         self._scores[key] = score

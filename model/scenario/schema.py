@@ -184,6 +184,24 @@ class ServeJob(_Frozen):
     since: Month | None = None  # the workload's public release: buyers value systems on it from then on
 
 
+def _increasing(steps: list[int]) -> list[int]:
+    if any(b <= a for a, b in zip(steps, steps[1:], strict=False)):
+        raise ValueError("steps in increasing order")
+    return steps
+
+
+class Valuation(_Frozen):
+    """How buyers value systems with their performance model: on the software of the era they decide in (eras of
+    `software_era_months`, starting in January), counting on software improving while an order waits for at most
+    `software_ahead_months`, and training at their own scale (the reference training job also asked on each of
+    `training_scale_steps` times its GPUs)."""
+
+    software_era_months: Literal[1, 2, 3, 4, 6, 12]  # eras that tile the year
+    software_ahead_months: Months
+    training_scale_steps: Annotated[list[Annotated[int, Field(gt=1, le=4096)]], Field(min_length=1, max_length=8),
+                                    AfterValidator(_increasing)]  # 4096 x a job stays below MAX_GPUS for jobs < 4k
+
+
 class ReferenceJobs(_Frozen):
     """What buyers ask their performance model about each system (relative to HGX H100)."""
 
@@ -268,9 +286,12 @@ class KindBase(_Frozen):
 class ProviderInvestment(_Frozen):
     """How a provider invests against its contract backlog: the share of its compute that can serve contracts
     (the rest runs its own products and its customers by the hour); compute contracted to start within its
-    pre-order horizon and integration that this share does not cover is funded by the customers' commitments."""
+    pre-order horizon, the liquid fit-out and `backlog_margin_months` that this share does not cover is funded by
+    the customers' commitments, when the gap is worth at least `min_funding_usd_bn`."""
 
     contract_capacity_share: Fraction
+    backlog_margin_months: Months
+    min_funding_usd_bn: UsdBn
 
 
 class HyperscalerKind(KindBase, ProviderInvestment):
@@ -361,6 +382,7 @@ class Scenario(_Frozen):
     choice_sharpness: PositiveFactor
     choice_min_weight: Annotated[float, Field(ge=0, lt=1)]
     reference_jobs: ReferenceJobs
+    valuation: Valuation
     allocation: Allocation
     bring_up: BringUp
     power_outlook: PowerOutlook
