@@ -129,3 +129,34 @@ def test_a_funded_gap_raises_the_provider_s_cover_by_the_gap_only(tree):
     once = oracle.treasury.contract_funding_usd
     oracle.invest_against_backlog(t)  # nothing new is due: the same month funds nothing twice
     assert oracle.treasury.contract_funding_usd == once >= funded
+
+
+def test_after_guidance_providers_invest_against_the_utilisation_of_what_they_have():
+    """Capex after the guidance years responds to utilisation: with labs' demand five times higher, providers'
+    compute is used beyond the target and they raise money for more and spend more; in a market below the target
+    (the baseline through 2027) nothing is added; without room to raise money (`demand_capex_max_share` = 0)
+    nothing is added either."""
+    tree = load_scenario_dict("scenarios/baseline.toml")
+    tree["end"] = "2027-12"
+    richer = copy.deepcopy(tree)
+    for lab in richer["lab"].values():
+        if "revenue_usd_bn" in lab:
+            lab["revenue_usd_bn"] = {y: v * 5 for y, v in lab["revenue_usd_bn"].items()}
+    capped = copy.deepcopy(richer)
+    for kind in ("hyperscaler", "neocloud"):
+        capped["kinds"][kind]["demand_capex_max_share"] = 0.0
+    base, more, none = _run(tree), _run(richer), _run(capped)
+
+    def raised(model: MarketModel) -> float:
+        return sum(p.treasury.demand_funding_usd for p in model.providers)
+
+    def capex(model: MarketModel) -> float:
+        return sum(p.capex_usd for p in model.providers)
+
+    assert raised(base) == 0.0 and raised(none) == 0.0
+    assert raised(more) > 10e9
+    assert capex(more) > capex(none) + 5e9
+    for p in more.providers:  # never more than the room the plan gives, year by year
+        for year, usd in p._raised_for_demand_usd.items():
+            assert year > p.last_guidance_year
+            assert usd <= p.terms.demand_capex_max_share * p.treasury.plan.annual_budget_usd(year) + 1e-3

@@ -20,7 +20,15 @@ from model.market.cooling import LiquidCooling, needs_liquid
 from model.market.deliveries import Inbound, Shipment, bring_up_months
 from model.market.events import CLUSTER_SIZES_GPUS, Milestones
 from model.market.fleet import Fleet
-from model.market.money import BudgetPlan, CapexPlan, ContractFunding, DebtTerms, Treasury, within_year_weights
+from model.market.money import (
+    BudgetPlan,
+    CapexPlan,
+    ContractFunding,
+    DebtTerms,
+    Treasury,
+    split_ledgers,
+    within_year_weights,
+)
 from model.market.power import PowerPlan
 from model.market.procurement import Procurement, ProcurementTerms
 from model.market.sites import Cluster
@@ -315,6 +323,11 @@ class Buyer(Agent):
         gap = need - self.fleet.power_online_mw() - self.power.building_mw()
         self.power.start(t, year, gap, self.model.rng)
 
+    def _monthly_budget(self, month: int) -> float:
+        """The plan's budget of a month (any month, also beyond the run)."""
+        self._budgets_ahead(max(0, month - 1 - self.power.horizon_months()))  # fills the budgets that far
+        return self._monthly_budgets[month]
+
     def _budgets_ahead(self, t: int) -> list[float]:
         """The monthly budgets of the months after t over which a build started in month t is surely done."""
         horizon = self.power.horizon_months()
@@ -445,11 +458,67 @@ class Provider(Buyer):
                        power_mw_start=spec.power_mw_start,
                        power_mw_under_construction=spec.power_mw_under_construction, fleet_start=spec.fleet_start)
         provider.funding = ContractFunding()  # compute funded by customers' commitments (`invest_against_backlog`)
+        provider.demand_funding = ContractFunding()  # bought for demand beyond the plan (`invest_against_demand`)
+        provider.last_guidance_year = max((int(y) for y in spec.capex_usd_bn), default=model.year_at(0) - 1)
+        provider._raised_for_demand_usd: dict[int, float] = {}  # by year
         return provider
 
     # -- investment against the contract backlog -------------------------------------------------------------
     def invest(self, t: int) -> None:
         self.invest_against_backlog(t)
+        self.invest_against_demand(t)
+
+    def _horizon_months(self) -> int:
+        """How far ahead compute bought now must be planned: the pre-order horizon, fitting liquid-cooled space
+        and the kind's `backlog_margin_months`."""
+        return (self.terms.preorder_lookahead_months + self.model.spec.bring_up.liquid_fitout_months
+                + self.terms.backlog_margin_months)
+
+    def _usd_per_h100e(self, t: int) -> tuple[str, float]:
+        """The newest shipping system and what an H100e of it costs now."""
+        k = self.model.newest_shipping(t)
+        s = systems()[k]
+        return k, self.model.supplier.price_usd(k, t) / s.gpus_per_system / s.h100e_per_gpu
+
+    def _allow_power_for(self, k: str, h100e: float) -> None:
+        s = systems()[k]
+        mw = h100e / s.h100e_per_gpu * s.system_power_kw_per_gpu * self.terms.pue / 1000.0
+        self.power.allow_for_contract(mw, range(self.model.year, self.model.year + 1))
+
+    # -- investment against demand (after the guidance years) -----------------------------------------------------
+    def invest_against_demand(self, t: int) -> None:
+        """After its last year of capex guidance, a provider buys compute beyond its plan when what it has is used
+        beyond the target utilisation (`rental.utilization`, where the rental price reaches cost-plus): the compute
+        spoken for now (`MarketModel.spoken_for_h100e`: contracts active plus labs' demand they do not cover), at
+        the provider's share of what providers can rent out, over the target, less what it can rent out of its
+        fleet, what it has coming, its cash and what its plan buys until an order placed now would run. It raises
+        the money (cash flow, debt) up to `demand_capex_max_share` of the year's planned capex, with grid
+        connections for it. Capex after guidance so grows with the utilisation of what providers have, not at an
+        assumed rate alone; a market below the target adds nothing."""
+        model = self.model
+        year = model.year
+        if year <= self.last_guidance_year:
+            return
+        total_rentable = model.rentable_h100e()
+        if total_rentable <= 0:
+            return
+        terms = self.terms
+        share = terms.contract_capacity_share
+        horizon = self._horizon_months()
+        want = model.spoken_for_h100e(t) * self.h100e() * share / total_rentable / model.spec.rental.utilization
+        k, usd_per_h100e = self._usd_per_h100e(t)
+        planned = sum(self._monthly_budget(m) for m in range(t + 1, t + horizon + 1))  # the plan buys too
+        gap = want - self.contract_cover_h100e(usd_per_h100e) - share * planned / usd_per_h100e
+        room_usd = (terms.demand_capex_max_share * self.treasury.plan.annual_budget_usd(year)
+                    - self._raised_for_demand_usd.get(year, 0.0))
+        usd = min(gap * usd_per_h100e, room_usd)
+        if usd < terms.min_funding_usd_bn * 1e9:
+            return
+        self._raised_for_demand_usd[year] = self._raised_for_demand_usd.get(year, 0.0) + usd
+        self.demand_funding.fund(usd / usd_per_h100e, usd_per_h100e,
+                                 max(self._ordered_h100e(), self.funding.next_mark_h100e))
+        self.treasury.raise_for_demand(usd)
+        self._allow_power_for(k, usd / usd_per_h100e)
 
     def invest_against_backlog(self, t: int) -> None:
         """Fund the compute contracted to run within the time an order takes to come online (pre-order horizon,
@@ -459,24 +528,17 @@ class Provider(Buyer):
         (`ContractFunding`: as money not yet ordered, systems on the way or GPUs online), the kind's
         `contract_capacity_share` of the rest of the fleet (online, on the way and on order) and the cash not raised
         for contracts. Funded compute leaves the ledger as the contracts it serves end."""
-        terms = self.terms
         self.funding.release_beyond(self.contracted_h100e(t))
-        horizon = (terms.preorder_lookahead_months + self.model.spec.bring_up.liquid_fitout_months
-                   + terms.backlog_margin_months)
-        due = self.model.contracts.due_h100e(self.name, t, t + horizon)
+        due = self.model.contracts.due_h100e(self.name, t, t + self._horizon_months())
         if due <= 0:
             return
-        catalog = systems()
-        k = self.model.newest_shipping(t)
-        usd_per_h100e = self.model.supplier.price_usd(k, t) / catalog[k].gpus_per_system / catalog[k].h100e_per_gpu
-        covered = self.contract_cover_h100e(usd_per_h100e)
-        gap = due - covered
-        if gap * usd_per_h100e < terms.min_funding_usd_bn * 1e9:
+        k, usd_per_h100e = self._usd_per_h100e(t)
+        gap = due - self.contract_cover_h100e(usd_per_h100e)
+        if gap * usd_per_h100e < self.terms.min_funding_usd_bn * 1e9:
             return
-        self.funding.fund(gap, usd_per_h100e, self._ordered_h100e())
+        self.funding.fund(gap, usd_per_h100e, max(self._ordered_h100e(), self.demand_funding.next_mark_h100e))
         self.treasury.fund(gap * usd_per_h100e)
-        mw = gap / catalog[k].h100e_per_gpu * catalog[k].system_power_kw_per_gpu * terms.pue / 1000.0
-        self.power.allow_for_contract(mw, range(self.model.year, self.model.year + 1))
+        self._allow_power_for(k, gap)
 
     def _ordered_h100e(self) -> float:
         """H100e ordered from NVIDIA so far (cumulative)."""
@@ -484,9 +546,9 @@ class Provider(Buyer):
         return sum(g * catalog[k].h100e_per_gpu for k, g in self.procurement.ordered.items() if g)
 
     def contract_cover_h100e(self, usd_per_h100e: float) -> float:
-        """Compute (H100e) the provider can give contracts from what it has: the funded compute once, the kind's
-        `contract_capacity_share` of the rest of its fleet (online, on the way, on order), and its own cash at
-        `usd_per_h100e`."""
+        """Compute (H100e) the provider can rent out from what it has: the compute bought with money raised for
+        contracts or demand, once (`ContractFunding`), the kind's `contract_capacity_share` of the rest of its fleet
+        (online, on the way, on order), and its own cash at `usd_per_h100e`."""
         catalog = systems()
         online = self.h100e()
         coming = sum(g * catalog[k].h100e_per_gpu for k, g, _ in self.inbound.waiting())
@@ -495,10 +557,13 @@ class Provider(Buyer):
         fleet = self.fleet
         online_from_orders = sum(max(0, fleet.online[k] + fleet.retired[k] - self.start_fleet[k])
                                  * catalog[k].h100e_per_gpu for k in fleet.online)
-        funded_cash_usd, funded_coming, funded_online = self.funding.split(self._ordered_h100e(), online_from_orders)
+        ledgers = (self.funding, self.demand_funding)
+        funded_cash_usd, funded_coming, funded_online = split_ledgers(ledgers, self._ordered_h100e(),
+                                                                      online_from_orders)
         own_fleet = max(0.0, online - funded_online) + max(0.0, coming - funded_coming)
         own_cash = max(0.0, self.treasury.cash_usd() - funded_cash_usd)
-        return self.funding.h100e + self.terms.contract_capacity_share * own_fleet + own_cash / usd_per_h100e
+        funded = self.funding.h100e + self.demand_funding.h100e
+        return funded + self.terms.contract_capacity_share * own_fleet + own_cash / usd_per_h100e
 
     def contracted_h100e(self, t: int, excluding: str | None = None) -> float:
         """Compute (H100e) sold under contracts that are signed and not over, those of `excluding` left out."""
@@ -638,6 +703,10 @@ class Lab(Buyer):
         if self._demand[0] != t:
             self._demand = (t, self._compute_demand_h100e(t))
         return self._demand[1]
+
+    def demand_h100e_at(self, t: int) -> float:
+        """`compute_demand_h100e` of any month (now or ahead), as the lab's revenue path and the trend give it."""
+        return self.compute_demand_h100e(t) if t == self.model.month else self._compute_demand_h100e(t)
 
     def _compute_demand_h100e(self, t: int) -> float:
         revenue = self.revenue_rate_usd(t)

@@ -75,6 +75,7 @@ class MarketModel(Model):
         self.training_claims: dict[tuple[str, str], tuple[str, int]] = {}
         self.claims_version = 0
         self._spoken_for: tuple[tuple[int, int], float] = ((-1, -1), 0.0)  # (month, contracts) -> H100e
+        self._spoken_ahead: tuple[tuple[int, int, int], float] = ((-1, -1, -1), 0.0)  # (month, at, contracts)
         self._months_recorded = 0
         self.datacollector = DataCollector(model_reporters=market_reporters(self),
                                            agenttype_reporters={Buyer: {AGENT_ROW_NAME: agent_row}})
@@ -173,6 +174,30 @@ class MarketModel(Model):
                                                                                 strict=True))
             self._utilisation = (key, self._spoken_for[1] / rentable if rentable else 1.0)
         return self._utilisation[1]
+
+    def rentable_h100e(self) -> float:
+        """Compute providers can rent out now: each one's H100e online x its kind's `contract_capacity_share`."""
+        return sum(p.h100e() * p.terms.contract_capacity_share for p in self.providers)
+
+    def spoken_for_h100e(self, at_month: int) -> float:
+        """Compute (H100e) spoken for in month `at_month` (now or ahead) as far as it is known now: contracts signed
+        by now and active then, plus labs' demand then (`Lab.compute_demand_h100e`, from their revenue path and the
+        frontier trend) beyond what those contracts give them."""
+        key = (self.month, at_month, len(self.contracts))
+        if self._spoken_ahead[0] != key:
+            t = self.month
+            catalog = systems()
+            held: dict[str, float] = {}
+            for lab in self.agents_by_type.get(Lab, ()):
+                held[lab.name] = sum(c.gpus * catalog[c.system].h100e_per_gpu
+                                     for c in self.contracts.of_lab(lab.name, t) if c.active(at_month))
+            uncovered = sum(max(0.0, lab.demand_h100e_at(at_month) - held[lab.name])
+                            for lab in self.agents_by_type.get(Lab, ()))
+            providers = {p.name for p in self.providers}
+            others = sum(c.gpus * catalog[c.system].h100e_per_gpu for name in providers
+                         for c in self.contracts.of_provider(name, t) if c.active(at_month) and c.lab not in held)
+            self._spoken_ahead = (key, sum(held.values()) + others + uncovered)
+        return self._spoken_ahead[1]
 
     def rental_usd_per_gpu_hour(self, k: str) -> float:
         """Rental price of system k this month (`model.market.pricing`)."""

@@ -55,12 +55,16 @@ class CapexPlan:
     def annual_capex_usd(self, year: int) -> float:
         return by_year(self.capex_usd_bn, year, self.growth_after_guidance) * 1e9
 
+    def annual_budget_usd(self, year: int) -> float:
+        """The year's budget for NVIDIA systems (what the months of `monthly_budget_usd` add up to)."""
+        return self.annual_capex_usd(year) * self.systems_share * self.own_share * self.multiplier
+
     def monthly_budget_usd(self, year: int, month: int = 7) -> float:
         key = (year, month)
         if key not in self._budget_by_month:
             first = min((int(y) for y in self.capex_usd_bn), default=None)
             weights = within_year_weights(self.annual_capex_usd, year, first)
-            annual = self.annual_capex_usd(year) * self.systems_share * self.own_share * self.multiplier
+            annual = self.annual_budget_usd(year)
             for m in range(12):
                 self._budget_by_month[(year, m + 1)] = annual * float(weights[m])
         return self._budget_by_month[key]
@@ -92,6 +96,7 @@ class Treasury:
         self.budget_lapsed_usd = 0.0
         self.debt_usd = 0.0  # borrowed against contract backlog
         self.contract_funding_usd = 0.0  # customers' money for contracts delivered on schedule
+        self.demand_funding_usd = 0.0  # money beyond the plan raised for compute that demand needs (providers)
         self.committed_usd = 0.0  # value of every order placed
         self.capex_usd = 0.0  # paid on shipment
         self.advance_usd = 0.0  # budget of the coming months that orders waiting at NVIDIA may draw on
@@ -120,8 +125,8 @@ class Treasury:
 
     @property
     def financing_usd(self) -> float:
-        """Money beyond the budget: debt plus contract funding."""
-        return self.debt_usd + self.contract_funding_usd
+        """Money beyond the budget: debt, contract funding and money raised for demand."""
+        return self.debt_usd + self.contract_funding_usd + self.demand_funding_usd
 
     @property
     def unpaid_usd(self) -> float:
@@ -143,6 +148,11 @@ class Treasury:
     def fund(self, usd: float) -> None:
         """A customer's commitment that pays for systems (project finance, prepayment): it does not lapse."""
         self.contract_funding_usd += usd
+
+    def raise_for_demand(self, usd: float) -> None:
+        """Money a provider raises beyond its plan (cash flow, debt) for compute its market needs: it does not
+        lapse."""
+        self.demand_funding_usd += usd
 
 
 @dataclass
@@ -168,8 +178,13 @@ class ContractFunding:
 
     def fund(self, h100e: float, usd_per_h100e: float, ordered_h100e: float) -> None:
         """A gap of `h100e` funded now; `ordered_h100e`: the provider's cumulative H100e ordered so far."""
-        mark = max(ordered_h100e, max((b.mark_h100e + b.h100e for b in self.blocks), default=0.0))
+        mark = max(ordered_h100e, self.next_mark_h100e)
         self.blocks.append(FundedBlock(h100e, usd_per_h100e, mark))
+
+    @property
+    def next_mark_h100e(self) -> float:
+        """Where a new block would queue: after the last block funded."""
+        return max((b.mark_h100e + b.h100e for b in self.blocks), default=0.0)
 
     def release_beyond(self, contracted_h100e: float) -> None:
         """Keep at most `contracted_h100e` funded (contracts not over), dropping the oldest blocks first."""
@@ -198,3 +213,11 @@ class ContractFunding:
     @property
     def h100e(self) -> float:
         return sum(b.h100e for b in self.blocks)
+
+
+def split_ledgers(ledgers: tuple[ContractFunding, ...], ordered_h100e: float,
+                  online_from_orders_h100e: float) -> tuple[float, float, float]:
+    """`ContractFunding.split` of several ledgers whose blocks are spent one after another (each ledger's blocks
+    queue behind those funded earlier in any of them): (USD not yet ordered, H100e on the way, H100e online)."""
+    blocks = sorted((b for ledger in ledgers for b in ledger.blocks), key=lambda b: b.mark_h100e)
+    return ContractFunding(blocks).split(ordered_h100e, online_from_orders_h100e)

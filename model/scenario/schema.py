@@ -287,11 +287,14 @@ class ProviderInvestment(_Frozen):
     """How a provider invests against its contract backlog: the share of its compute that can serve contracts
     (the rest runs its own products and its customers by the hour); compute contracted to start within its
     pre-order horizon, the liquid fit-out and `backlog_margin_months` that this share does not cover is funded by
-    the customers' commitments, when the gap is worth at least `min_funding_usd_bn`."""
+    the customers' commitments, when the gap is worth at least `min_funding_usd_bn`. After its capex guidance ends,
+    a provider whose compute is used beyond the target utilisation raises money for more, up to
+    `demand_capex_max_share` of the year's planned capex."""
 
     contract_capacity_share: Fraction
     backlog_margin_months: Months
     min_funding_usd_bn: UsdBn
+    demand_capex_max_share: Factor  # after guidance: money raised for demand a year, over the year's planned capex
 
 
 class HyperscalerKind(KindBase, ProviderInvestment):
