@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from model.market import MarketModel
-from model.market.deliveries import bring_up_months
+from model.market.deliveries import bring_up_months, bring_up_schedule
 from model.scenario.loading import load_scenario_dict
 
 GB300 = "gb300_nvl72"
@@ -43,6 +43,23 @@ def test_bring_up_grows_with_the_batch_and_a_few_racks_come_up_within_the_month(
     assert months == sorted(months)
     assert months[0] == 0 and months[-1] >= 3
     assert bring_up_months(GB300, 64 * 72, 14, 20) > bring_up_months(GB300, 64 * 72, 14, 10)
+
+
+def test_a_batch_comes_up_progressively_its_first_racks_as_fast_as_a_small_buyer_s():
+    """The i-th system of a batch is ready days_base + days_per_doubling x log2(i) days after arrival: a batch of
+    8,192 racks runs its first racks in the month it arrives, as a buyer of two racks does, and is whole when
+    `bring_up_months` says; the schedule adds up to the batch, in whole systems."""
+    for racks in (1, 2, 8, 64, 1024, 8192):
+        gpus = racks * 72
+        schedule = bring_up_schedule(GB300, gpus, 14, 10)
+        assert sum(g for _, g in schedule) == gpus
+        assert all(g % 72 == 0 for _, g in schedule)
+        assert [m for m, _ in schedule] == sorted({m for m, _ in schedule})
+        assert schedule[0][0] == 0 and schedule[-1][0] == bring_up_months(GB300, gpus, 14, 10)
+    big, small = bring_up_schedule(GB300, 8192 * 72, 14, 10), bring_up_schedule(GB300, 2 * 72, 14, 10)
+    assert big[0][1] >= small[0][1]
+    slow = bring_up_schedule(GB300, 64 * 72, 40, 10)  # a slower burn-in: nothing within the first month
+    assert slow[0][0] == 1
 
 
 def test_a_buyer_without_liquid_cooled_space_cannot_bring_gb300_up(params):

@@ -17,7 +17,7 @@ from model.hardware.systems import systems
 from model.market.calendar import month_index
 from model.market.contracts import Contract, contract_from_terms
 from model.market.cooling import LiquidCooling, needs_liquid
-from model.market.deliveries import Inbound, Shipment, bring_up_months
+from model.market.deliveries import Inbound, Shipment, bring_up_schedule
 from model.market.events import CLUSTER_SIZES_GPUS, Milestones
 from model.market.fleet import Fleet
 from model.market.money import (
@@ -82,7 +82,7 @@ class Buyer(Agent):
                            model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
         up = spec.bring_up
         self.inbound = Inbound(keys, spec.transit_months,
-                               lambda k, gpus: bring_up_months(k, gpus, up.days_base, up.days_per_doubling))
+                               lambda k, gpus: bring_up_schedule(k, gpus, up.days_base, up.days_per_doubling))
         self.liquid = LiquidCooling(up.liquid_fitout_months)
         self._liquid_committed: tuple[tuple, float] = ((), 0.0)
         self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}

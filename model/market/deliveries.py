@@ -1,8 +1,10 @@
 """Systems on their way to a buyer's sites: shipped and in transit, then integrating (burn-in, acceptance).
 
 Bring-up takes longer the more GPUs arrive together: `bring_up_months` gives the months from arrival to ready for
-a batch (a few racks come up within the month; tens of thousands of GPUs need weeks of cabling, fabric bring-up and
-acceptance)."""
+a whole batch (a few racks come up within the month; tens of thousands of GPUs need weeks of cabling, fabric
+bring-up and acceptance). A batch comes up progressively (`bring_up_schedule`): its first system is ready after
+`days_base`, and the systems ready double every `days_per_doubling`, so the whole batch is ready when
+`bring_up_months` says while its first racks run as soon as a small buyer's would."""
 
 from __future__ import annotations
 
@@ -24,6 +26,31 @@ def bring_up_months(system: str, gpus: int, days_base: float, days_per_doubling:
     return int(days // DAYS_PER_MONTH)
 
 
+def bring_up_schedule(system: str, gpus: int, days_base: float, days_per_doubling: float) -> list[tuple[int, int]]:
+    """(whole months from arrival, GPUs ready then) of a batch that comes up progressively: the i-th system of the
+    batch is ready `days_base` + `days_per_doubling` x log2(i) days after arrival (so the last one when
+    `bring_up_months` says), whole systems, in month order, adding up to `gpus`."""
+    per_system = systems()[system].gpus_per_system
+    n = max(1, math.ceil(gpus / per_system))
+    last = bring_up_months(system, gpus, days_base, days_per_doubling)
+    schedule: list[tuple[int, int]] = []
+    done = 0
+    for month in range(last + 1):
+        end_day = (month + 1) * DAYS_PER_MONTH  # systems ready before the month ends go online in it
+        if month == last:
+            ready = n
+        elif end_day <= days_base:
+            ready = 0
+        elif days_per_doubling <= 0:
+            ready = n
+        else:
+            ready = min(n, math.ceil(2.0 ** ((end_day - days_base) / days_per_doubling)) - 1)
+        if ready > done:
+            schedule.append((month, min(gpus, ready * per_system) - min(gpus, done * per_system)))
+            done = ready
+    return [(m, g) for m, g in schedule if g > 0]
+
+
 class Shipment(NamedTuple):
     """GPUs of one system and the month they arrive (in transit) or are ready to go online (integrating)."""
 
@@ -36,9 +63,9 @@ class Inbound:
     """A buyer's GPUs between NVIDIA and its sites, and how many it has received."""
 
     def __init__(self, system_keys: tuple[str, ...], transit_months: int,
-                 bring_up: Callable[[str, int], int] = lambda system, gpus: 0):
+                 bring_up: Callable[[str, int], list[tuple[int, int]]] = lambda system, gpus: [(0, gpus)]):
         self.transit_months = transit_months
-        self.bring_up = bring_up  # (system, GPUs arriving together) -> months until ready
+        self.bring_up = bring_up  # (system, GPUs arriving together) -> [(months until ready, GPUs)] (a schedule)
         self.in_transit: list[Shipment] = []
         self.integrating: list[Shipment] = []
         self.delivered = dict.fromkeys(system_keys, 0)  # GPUs
@@ -57,14 +84,10 @@ class Inbound:
         together: dict[str, int] = {}
         for k, gpus, _ in arrived:
             together[k] = together.get(k, 0) + gpus
-        for k, gpus, _ in arrived:
-            ready = month + self.bring_up(k, together[k])
             self.delivered[k] += gpus
-            last = self.integrating[-1] if self.integrating else None
-            if last is not None and last.system == k and last.month == ready:
-                self.integrating[-1] = Shipment(k, last.gpus + gpus, ready)
-            else:
-                self.integrating.append(Shipment(k, gpus, ready))
+        for k, gpus in together.items():  # each system's arrivals of the month come up as one batch
+            for after, ready_gpus in self.bring_up(k, gpus):
+                self.integrating.append(Shipment(k, ready_gpus, month + after))
         return arrived
 
     def waiting(self) -> list[Shipment]:
