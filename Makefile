@@ -61,6 +61,7 @@ README_SCENARIOS := rubin_delay hbm_shortage power_constrained neocloud_surge op
 readme: $(STAMP)
 	rm -rf $(README_RESULTS)
 	$(VENV)/bin/airace sweep scenarios/baseline.toml --runs $(README_SEEDS) --out $(README_RESULTS)/baseline --quiet
+	$(VENV)/bin/airace sweep scenarios/baseline.toml --runs $(SCENARIO_SEEDS) --set allocation.partner_weight=0 --out $(README_RESULTS)/baseline_no_partner_weight --quiet
 	for s in $(README_SCENARIOS); do \
 	  $(VENV)/bin/airace sweep scenarios/$$s.toml --runs $(SCENARIO_SEEDS) --out $(README_RESULTS)/$$s --quiet || exit 1; \
 	done

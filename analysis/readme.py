@@ -35,6 +35,7 @@ from model.results import outcomes as O
 
 BASELINE = "baseline"
 UNCERTAINTY = "uncertainty"
+NO_PARTNER_WEIGHT = "baseline_no_partner_weight"  # the baseline with `allocation.partner_weight = 0` (an assumption)
 SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained", "neocloud_surge", "openai_stargate")
 SCENARIO_YEARS = (2025, 2026, 2027)  # revenue columns of the scenario table; the last one's December for stocks
 FIGURES = {"shares": "figure_shares.png", "clusters": "figure_clusters.png", "timeline": "figure_timeline.png",
@@ -80,22 +81,34 @@ def _first_cell(row: pd.Series | None) -> str:
     return text
 
 
-def firsts_section(src: Source) -> str:
-    """Who brought each generation that arrives during the run first to delivery, online and to a cluster at scale."""
+def firsts_section(src: Source, no_partner_weight: Source | None = None) -> str:
+    """Who brought each generation that arrives during the run first to delivery, online and to a cluster at scale;
+    with `no_partner_weight` (the baseline's seeds with `allocation.partner_weight = 0`, an unsourced assumption),
+    also who is first online and at scale without NVIDIA favouring its public partners."""
     first = O.firsts_across_runs(O.firsts(src.events, src.agents), src.n_runs)
+    other = (O.firsts_across_runs(O.firsts(no_partner_weight.events, no_partner_weight.agents),
+                                  no_partner_weight.n_runs) if no_partner_weight is not None else None)
     at_scale = src.scenario_params.get("at_scale_gpus")
-    header = ["generation", "first delivered", "first online",
-              f"first cluster of {at_scale:,} GPUs" if isinstance(at_scale, int) else "first cluster at scale"]
+    scale = f"first cluster of {at_scale:,} GPUs" if isinstance(at_scale, int) else "first cluster at scale"
+    header = ["generation", "first delivered", "first online", scale]
+    if other is not None:
+        header += ["first online, partner_weight = 0", f"{scale}, partner_weight = 0"]
     rows = []
     for system in systems_in(first["system"].unique()):
         cells = [sys_name(system)]
-        for event in O.FIRST_EVENTS:
-            sel = first[(first["system"] == system) & (first["event"] == event)]
-            cells.append(_first_cell(sel.iloc[0] if len(sel) else None))
+        for table, events in ((first, O.FIRST_EVENTS), (other, O.FIRST_EVENTS[1:])):
+            if table is None:
+                continue
+            for event in events:
+                sel = table[(table["system"] == system) & (table["event"] == event)]
+                cells.append(_first_cell(sel.iloc[0] if len(sel) else None))
         rows.append(cells)
     note = (f"Median month over {src.n_runs} seeds [5%, 95%], then the agent first in most seeds (seeds it was "
             "first in / seeds with the event). Generations some buyer already runs at the start are not part of the "
             "race; the rest of the market, an aggregate, is never first.")
+    if other is not None:
+        note += (f" The last two columns: {no_partner_weight.n_runs} seeds with `allocation.partner_weight = 0` "
+                 "(NVIDIA's public ties weigh nothing in its launch allocation; the baseline's 1 is an assumption).")
     return _table(note, header, rows)
 
 
@@ -244,7 +257,8 @@ def sections(results: Path) -> dict[str, str]:
     baseline = read_folder(results / BASELINE)
     scenarios = [read_folder(results / name) for name in SCENARIO_ORDER if (results / name).exists()]
     uncertainty = read_folder(results / UNCERTAINTY) if (results / UNCERTAINTY).exists() else None
-    return {"baseline-firsts": firsts_section(baseline), "baseline-compute": compute_section(baseline),
+    no_partner = read_folder(results / NO_PARTNER_WEIGHT) if (results / NO_PARTNER_WEIGHT).exists() else None
+    return {"baseline-firsts": firsts_section(baseline, no_partner), "baseline-compute": compute_section(baseline),
             "baseline-revenue": revenue_section(baseline),
             "baseline-hindcast": hindcast.readme_section(baseline, uncertainty),
             "scenarios": scenario_section(scenarios)}

@@ -72,3 +72,14 @@ def test_scenario_story_is_the_files_opening_comment(tmp_path):
     f.write_text("# Rubin delay: Vera Rubin slips (six months), on top of slips. Who fills the gap?\nend = 1\n")
     assert readme.scenario_story(str(f)) == "Rubin delay: Vera Rubin slips, on top of slips"
     assert readme.scenario_story(str(tmp_path / "missing.toml")) == ""
+
+
+def test_the_firsts_table_shows_the_firsts_without_nvidia_s_partner_weight_beside_the_baseline_s(small_sweep):
+    """`make readme` runs the baseline's seeds with `allocation.partner_weight = 0` (an unsourced assumption) and the
+    firsts table shows who is first online and at scale then, in two more columns."""
+    src = read_folder(small_sweep)
+    plain, both = readme.firsts_section(src), readme.firsts_section(src, src)
+    row = next(line for line in both.splitlines() if line.startswith("| GB300 NVL72 |"))
+    cells = row.strip("|").split(" | ")
+    assert len(cells) == 6 and cells[2:4] == cells[4:6]  # the same seeds: the same firsts
+    assert "partner_weight = 0" in both and "partner_weight" not in plain
