@@ -35,7 +35,7 @@ def test_revenue_section_holds_full_fiscal_years_against_reported(small_sweep):
     fy = m["date"].dt.year + (m["date"].dt.month >= 2)
     per_run = m[fy == 2025].groupby("run")["nvidia_revenue_usd"].sum()
     row = next(line for line in section.splitlines() if line.startswith("| FY2025 (Feb 2024-Jan 2025) |"))
-    cells = row.strip("|").split(" | ")
+    cells = [cell.strip() for cell in row.strip("|").split(" | ")]
     # reported: the four sourced quarters of fiscal 2025 (22.6 + 26.3 + 30.8 + 35.6; the annual report rounds to 115.2)
     assert cells[1].startswith(f"{per_run.median() / 1e9:,.0f} [") and cells[2].strip() == "115.3"
     assert cells[3].strip() == f"{per_run.median() / 115.3e9 - 1:+.0%}"
@@ -80,6 +80,6 @@ def test_the_firsts_table_shows_the_firsts_without_nvidia_s_partner_weight_besid
     src = read_folder(small_sweep)
     plain, both = readme.firsts_section(src), readme.firsts_section(src, src)
     row = next(line for line in both.splitlines() if line.startswith("| GB300 NVL72 |"))
-    cells = row.strip("|").split(" | ")
+    cells = [cell.strip() for cell in row.strip("|").split(" | ")]
     assert len(cells) == 6 and cells[2:4] == cells[4:6]  # the same seeds: the same firsts
     assert "partner_weight = 0" in both and "partner_weight" not in plain
