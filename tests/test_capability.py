@@ -161,3 +161,16 @@ def test_training_is_valued_at_the_buyers_scale(table, scenario):
     # a rack-scale NVLink domain keeps its lead over an 8-GPU server at scale
     gb300, b300 = table.value("gb300_nvl72", "2025-07"), table.value("hgx_b300", "2025-07")
     assert all(r > s for r, s in zip(gb300.training_at_scale, b300.training_at_scale, strict=True))
+
+
+def test_frontier_days_carry_the_software_era_of_the_month(table):
+    """A run on a new system takes longer on the software of its launch than on mature software, by the era's
+    slowdown on the reference training job, and never longer as the eras pass; without a month, mature software."""
+    gpus = 65536
+    mature = table.reference_run_days("gb300_nvl72", gpus)
+    months = ["2025-07", "2026-01", "2026-07", "2027-07", "2029-01"]
+    days = [table.reference_run_days("gb300_nvl72", gpus, m) for m in months]
+    assert days[0] > mature * 1.02
+    assert days == sorted(days, reverse=True) and days[-1] >= mature - 1e-9
+    assert days[0] == pytest.approx(mature * table.slowdown("gb300_nvl72", "2025-07"))
+    assert table.slowdown("gb300_nvl72", "2025-08") == table.slowdown("gb300_nvl72", "2025-07")  # one era

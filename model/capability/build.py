@@ -79,6 +79,13 @@ def _ratio(system: str, job: TrainJob, era: str | None) -> float:
     return training_tflops_per_gpu(system, job, era) / base if base > 0 else 0.0
 
 
+def _software_slowdown(job: TrainJob, system: str, era: str | None) -> float:
+    """How many times longer the reference training job takes on `system` with `era`'s software than with mature
+    software (1 where either has no layout)."""
+    mature, then = training_tflops_per_gpu(system, job, None), training_tflops_per_gpu(system, job, era)
+    return mature / then if mature > 0 and then > 0 else 1.0
+
+
 def _value(jobs: ReferenceJobs, sizes_gpus: tuple[int, ...], system: str, era: str | None) -> SystemValue:
     """One system's throughput per GPU on the reference jobs relative to HGX H100, both on `era`'s software; the
     training job also at the larger sizes of `sizes_gpus` (`training_sizes_gpus`)."""
@@ -99,6 +106,7 @@ def build_capability_table(scenario: Scenario) -> CapabilityTable:
                            serve_since=tuple(job.since for job in jobs.serve),
                            era_months=scenario.valuation.software_era_months,
                            training_sizes_gpus=sizes,
+                           software_slowdown=partial(_software_slowdown, jobs.train),
                            frontier=FrontierDays(partial(_frontier_oracle, scenario.frontier.precision),
                                                  reference_flop=scenario.reference_frontier_flop,
                                                  max_gpus=scenario.fabric_max_gpus,

@@ -154,7 +154,10 @@ class CapabilityTable:
     frontier: FrontierDays
     era_months: int  # months of one software era (`software_era`)
     training_sizes_gpus: tuple[int, ...] = ()  # cluster sizes of `SystemValue.training_at_scale`
+    # (system, era) -> how many times longer training takes on that era's software than on mature software
+    software_slowdown: Callable[[str, str | None], float] = lambda system, era: 1.0
     _values: dict[tuple[str, str | None], SystemValue] = field(default_factory=dict, compare=False, repr=False)
+    _slowdowns: dict[tuple[str, str | None], float] = field(default_factory=dict, compare=False, repr=False)
 
     def value(self, system: str, month: str | None = None) -> SystemValue:
         """The system's value on the software of `month`'s era (None: mature software)."""
@@ -197,10 +200,27 @@ class CapabilityTable:
         serve = sum(w * r for w, r in live) / total
         return training_weight * training + (1 - training_weight) * serve
 
-    def frontier_run_days(self, system: str, gpus: int, flop: float) -> float | None:
-        """Days to train a frontier run of `flop` on one cluster of `gpus` GPUs of `system` (None if it cannot)."""
-        return self.frontier.days(system, gpus, flop)
+    def software_era(self, month: str | None) -> str | None:
+        """The software era of `month` ("YYYY-MM...", None: mature software)."""
+        return software_era(month, self.era_months)
 
-    def reference_run_days(self, system: str, gpus: int) -> float | None:
-        """Days for the scenario's reference frontier run on one cluster."""
-        return self.frontier.days(system, gpus, self.frontier.reference_flop)
+    def slowdown(self, system: str, month: str | None) -> float:
+        """How many times longer training on `system` takes on the software of `month`'s era than on mature
+        software (1 for None), as the performance model says for the reference training job."""
+        key = (system, self.software_era(month))
+        if key[1] is None:
+            return 1.0
+        if key not in self._slowdowns:
+            self._slowdowns[key] = self.software_slowdown(*key)
+        return self._slowdowns[key]
+
+    def frontier_run_days(self, system: str, gpus: int, flop: float, month: str | None = None) -> float | None:
+        """Days to train a frontier run of `flop` on one cluster of `gpus` GPUs of `system` (None if it cannot), on
+        the software of `month`'s era (None: mature): the days on mature software (`FrontierDays`) x the era's
+        slowdown on the reference training job."""
+        days = self.frontier.days(system, gpus, flop)
+        return None if days is None else days * self.slowdown(system, month)
+
+    def reference_run_days(self, system: str, gpus: int, month: str | None = None) -> float | None:
+        """Days for the scenario's reference frontier run on one cluster, on the software of `month`'s era."""
+        return self.frontier_run_days(system, gpus, self.frontier.reference_flop, month)

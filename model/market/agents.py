@@ -51,10 +51,11 @@ def best_cluster(model, options: Iterable[tuple[str, int]]) -> Cluster:
         return NO_CLUSTER
     reference_days = model.capability.reference_run_days
     catalog = systems()
+    month = model.date_of(model.month)
 
     def rank(option: tuple[str, int]) -> tuple[bool, float, float]:
         k, g = option
-        days = reference_days(k, g)
+        days = reference_days(k, g, month)
         return days is not None, -(days or 0.0), g * catalog[k].h100e_per_gpu
 
     return Cluster(*max(biggest.items(), key=rank))
@@ -95,7 +96,7 @@ class Buyer(Agent):
             self.joining_cluster_gpus)
         self.procurement.is_liquid = self.is_liquid
         self.start_fleet = dict.fromkeys(keys, 0)
-        self._largest: tuple[int, Cluster] = (-1, NO_CLUSTER)
+        self._largest: tuple[tuple, Cluster] = ((), NO_CLUSTER)
         self._monthly_budgets: list[float] = []  # by month (a buyer's plan is fixed once built)
         self._campus_year: tuple[int, int, float] = (-1, -1, 0.0)  # (year, newest site, its MW as the year began)
         self._start_state(power_mw_start, power_mw_under_construction, fleet_start or {})
@@ -162,8 +163,9 @@ class Buyer(Agent):
     def largest_cluster(self) -> Cluster:
         """This buyer's most capable training cluster: the one that trains the scenario's reference frontier run
         fastest (by the capability table), else the most H100-equivalents."""
-        if self._largest[0] != self.fleet.placements:
-            self._largest = (self.fleet.placements, best_cluster(self.model, self.fleet.largest_by_pace().items()))
+        key = (self.fleet.placements, self.model.capability.software_era(self.model.date_of(self.model.month)))
+        if self._largest[0] != key:
+            self._largest = (key, best_cluster(self.model, self.fleet.largest_by_pace().items()))
         return self._largest[1]
 
     def accessible_cluster(self) -> Cluster:
@@ -607,7 +609,11 @@ class Lab(Buyer):
         self._revenue_weights: dict[int, list[float]] = {}  # year -> its months' shares of the year's revenue
         self._demand: tuple[int, float] = (-1, 0.0)  # (month, compute demand in H100e)
         self.runs = FrontierRuns(model.spec.frontier, spec.frontier_flop_factor, month_index(model.start, "2024-01"),
-                                 model.capability.frontier_run_days)
+                                 self._frontier_run_days)
+
+    def _frontier_run_days(self, system: str, gpus: int, flop: float) -> float | None:
+        """Days for a run started this month: on the software of this month's era."""
+        return self.model.capability.frontier_run_days(system, gpus, flop, self.model.date_of(self.model.month))
 
     @classmethod
     def from_scenario(cls, model, name: str, spec: schema.Lab, terms: schema.LabKind) -> Lab:

@@ -35,7 +35,7 @@ def agent_row(buyer) -> tuple:
     contracted = buyer.contracted_h100e_held()
     largest = buyer.fleet.largest_cluster()
     k, g = buyer.accessible_cluster()
-    days = buyer.model.capability.reference_run_days(k, g) if k else None
+    days = buyer.model.capability.reference_run_days(k, g, buyer.model.date_of(buyer.model.month)) if k else None
     return (buyer.name, buyer.kind, int(sum(online.values())), *(int(online[key]) for key in buyer.model.system_keys),
             owned, contracted, owned + contracted, buyer.power_online_mw(), buyer.power_used_mw(), int(largest.gpus),
             largest.h100e, largest.mw, largest.systems, buyer.capex_usd, float(g) if k else None, days)
