@@ -396,7 +396,11 @@ class Buyer(Agent):
                 self.milestones.first("first_online", k, placed)
             if left:
                 waiting.append(Shipment(k, left, ready))
-        self.inbound.integrating = waiting
+        merged: dict[tuple[str, int], int] = {}  # ready GPUs waiting for power: one entry per system
+        for k, gpus, ready in waiting:
+            key = (k, max(ready, month))  # ready ones (waiting for power) as one entry; the rest keep their month
+            merged[key] = merged.get(key, 0) + gpus
+        self.inbound.integrating = [Shipment(k, g, ready) for (k, ready), g in merged.items()]
 
     def _cooled_gpus(self, k: str) -> int:
         """How many GPUs of system k the space fitted for their cooling can take now (whole systems)."""

@@ -85,9 +85,11 @@ class Inbound:
         for k, gpus, _ in arrived:
             together[k] = together.get(k, 0) + gpus
             self.delivered[k] += gpus
+        by_ready = {(x.system, x.month): x.gpus for x in self.integrating}  # one entry per system and ready month
         for k, gpus in together.items():  # each system's arrivals of the month come up as one batch
             for after, ready_gpus in self.bring_up(k, gpus):
-                self.integrating.append(Shipment(k, ready_gpus, month + after))
+                by_ready[(k, month + after)] = by_ready.get((k, month + after), 0) + ready_gpus
+        self.integrating = [Shipment(k, g, ready) for (k, ready), g in by_ready.items()]
         return arrived
 
     def waiting(self) -> list[Shipment]:
