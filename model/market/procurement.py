@@ -145,23 +145,24 @@ class Procurement:
 
     def switch_orders(self, t: int) -> None:
         """Move open orders the buyer would no longer place at all (weight under `choice_min_weight` against the
-        best system on offer) to the best system on offer that fits the same sites (the same cooling: a GB300 rack
-        goes where a GB200 rack was planned). Money committed stays committed; NVIDIA's queue is re-entered."""
+        best system of the same vendor on offer) to the best system of that vendor on offer that fits the same sites
+        (the same cooling: a GB300 rack goes where a GB200 rack was planned). Money committed stays committed; the
+        vendor's queue is re-entered."""
         terms = self.terms
         open_orders = [k for k, u in self.on_order_units.items() if u > 0]
         if not open_orders:
             return
-        offered = self.offered(t)
+        vendors = {self.supplier_of(k) for k in open_orders}  # an order moves within one vendor's systems
+        offered = [j for j in self.offered(t) if self.supplier_of(j) in vendors]
         scores = {k: self.score(k, t) for k in dict.fromkeys([*offered, *open_orders])}
         for k in open_orders:
-            family = [j for j in offered if self.is_liquid[j] == self.is_liquid[k] and scores[j] > 0]
+            sup = self.supplier_of(k)
+            family = [j for j in offered if self.is_liquid[j] == self.is_liquid[k] and scores[j] > 0
+                      and self.supplier_of(j) is sup]
             best = max(family, key=scores.get, default=None)
             if best is None or best == k or (scores[k] / scores[best]) ** terms.choice_sharpness >= \
                     terms.choice_min_weight:
                 continue
-            if self.supplier_of(best) is not self.supplier_of(k):
-                continue  # an order moves within one vendor's racks (money paid to one is not another's)
-            sup = self.supplier_of(k)
             price = sup.price_usd(best, t)
             if self.value_per_gpu(best, t) / price <= self.value_per_gpu(k, t) / sup.price_usd(k, t):
                 continue  # only to a system worth more per dollar (never back to an older one)
