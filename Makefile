@@ -55,7 +55,7 @@ README_SEEDS ?= 20
 SCENARIO_SEEDS ?= 10
 SENSITIVITY_RUNS ?= 200  # the hindcast's bands and the sensitivity figure
 README_RESULTS := results/readme
-README_SCENARIOS := rubin_delay hbm_shortage power_constrained neocloud_surge openai_stargate
+README_SCENARIOS := rubin_delay hbm_shortage power_constrained neocloud_surge openai_stargate tpu_surge amd_breakthrough
 
 .PHONY: readme
 readme: $(STAMP)

@@ -31,7 +31,7 @@ INPUTS: tuple[tuple[str, str], ...] = (
      "`capex_usd_bn` of each provider and xAI in scenarios/baseline.toml"),
     ("H100s bought in 2023 by owner (Omdia)", "`fleet_start` of each buyer"),
     ("First shipment and volume dates of each system", "model/hardware/data/systems.csv"),
-    ("CoWoS wafers and HBM by year (TSMC, TrendForce, JPMorgan)", "`supplier.cowos_wafers_per_month`, "
+    ("CoWoS wafers and HBM by year, all vendors (TSMC, TrendForce, JPMorgan)", "`supplier.cowos_wafers_per_month`, "
      "`supplier.hbm_tb_per_month`"),
     ("Announced lab-provider contracts (values, dates)", "`[[contracts]]`"),
     ("Lab revenue by year (OpenAI, Anthropic)", "`lab.*.revenue_usd_bn`"),
@@ -42,6 +42,12 @@ INPUTS: tuple[tuple[str, str], ...] = (
     ("Nebius's connected power guidance (800 MW-1 GW in 2026) and its 220 MW at end-2025",
      "`neocloud.nebius.power_add_mw_per_year`"),
     ("Colossus 1's GPUs (the xAI largest-cluster fact of 2025)", "xAI's 2024 capex is backed out of them"),
+    ("TPU and Trainium chip spending by year (Epoch AI)", "`ai_systems_share` of Google and AWS is derived from it "
+     "(with NVIDIA's share), so Google's and Amazon's H100e are checks of the choice between vendors and of "
+     "supply, not of their budgets"),
+    ("CoWoS and HBM shares by vendor (Morgan Stanley, SemiWiki, JPMorgan)", "`supplier.reserved_cowos_share`, "
+     "`supplier.reserved_hbm_share`; so each vendor's shipments are bounded by inputs"),
+    ("Anthropic's Project Rainier (500k Trainium2) and Google TPU (1M) contracts", "`[[contracts]]`"),
     ("How long bring-up of thousands of GPUs takes (`bring_up.days_per_doubling`)",
      "an assumption, so the month of the first GB300 cluster at scale is not an independent check"),
 )
@@ -68,13 +74,13 @@ def _quarter_revenue(quarter: str) -> Callable[[Source], pd.Series]:
 
 def _gpus_shipped(start: str, end: str, systems: Sequence[str] | None = None,
                   unit: str = "gpus") -> Callable[[Source], pd.Series]:
-    """GPUs (or NVL72 racks) shipped by NVIDIA in a period, across systems (all by default)."""
+    """GPUs (or NVL72 racks) shipped by NVIDIA in a period, across systems (all of NVIDIA's by default)."""
     def value(src: Source) -> pd.Series:
         long = O.per_system(src.market, "units_shipped_", "units")
         long = long[(long["date"] >= pd.Timestamp(start)) & (long["date"] <= pd.Timestamp(end))]
-        if systems is not None:
-            long = long[long["system"].isin(systems)]
         facts = O.system_facts(list(dict.fromkeys(long["system"])))
+        long = long[long["system"].isin(systems if systems is not None else
+                                        [k for k in facts.index if facts.loc[k, "vendor"] == "NVIDIA"])]
         per = long["units"] if unit == "units" else long["units"] * long["system"].map(facts["gpus_per_system"])
         return per.groupby(long["run"]).sum()
     return value
@@ -159,9 +165,11 @@ def checks() -> list[Check]:
         out.append(Check("Shipments", f"Hopper GPUs {owner} bought in 2024 (k)", r["units"] / 1e3, "k",
                          _bought(agent, 2024, HOPPER), r["source_url"]))
     h = record.read("h100e")
-    for owner, agent, as_of in (("Microsoft", "microsoft", "2024-06"), ("Microsoft", "microsoft", "2026-04"),
-                                ("Meta", "meta", "2026-04"), ("Oracle", "oracle", "2026-04"),
-                                ("xAI", "xai", "2026-04")):
+    # every vendor's chips count (H100e by dense BF16 FLOP/s, Epoch's definition); Google's is TPUs + NVIDIA
+    for owner, agent, as_of in (("Google", "google", "2024-06"), ("Microsoft", "microsoft", "2024-06"),
+                                ("Google", "google", "2026-04"), ("Microsoft", "microsoft", "2026-04"),
+                                ("Amazon", "aws", "2026-04"), ("Meta", "meta", "2026-04"),
+                                ("Oracle", "oracle", "2026-04"), ("xAI", "xai", "2026-04")):
         r = h[(h["owner"] == owner) & (h["metric"] == "h100e") & (h["as_of"] == as_of)].iloc[0]
         out.append(Check("H100e by owner", f"{owner} H100e {as_of} (M, Epoch AI)", r["value"] / 1e6, "M",
                          _agent_value(agent, f"{as_of}-01", "h100e", 1e6), r["source_url"]))

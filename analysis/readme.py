@@ -36,7 +36,8 @@ from model.results import outcomes as O
 BASELINE = "baseline"
 UNCERTAINTY = "uncertainty"
 NO_PARTNER_WEIGHT = "baseline_no_partner_weight"  # the baseline with `allocation.partner_weight = 0` (an assumption)
-SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained", "neocloud_surge", "openai_stargate")
+SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained", "neocloud_surge", "openai_stargate",
+                  "tpu_surge", "amd_breakthrough")
 SCENARIO_YEARS = (2025, 2026, 2027)  # revenue columns of the scenario table; the last one's December for stocks
 FIGURES = {"shares": "figure_shares.png", "clusters": "figure_clusters.png", "timeline": "figure_timeline.png",
            "revenue": "figure_revenue.png", "sensitivity": "figure_sensitivity.png"}

@@ -209,7 +209,9 @@ def test_shares_csv_are_shares_of_all_h100e(short_run, small_sweep, report_dir):
     got = _csv(report_dir / "shares_kind.csv", SWEEP).set_index(["date", "kind"])["share"]
     np.testing.assert_allclose(got.loc[mean.index], mean, rtol=1e-9)
     vendor = _csv(report_dir / "shares_vendor.csv")
-    assert set(vendor["vendor"]) == {"NVIDIA"} and np.allclose(vendor["share"], 1.0)
+    assert {"NVIDIA", "Google", "AWS", "AMD"} >= set(vendor["vendor"]) >= {"NVIDIA"}  # every vendor is sold (issue 18)
+    by = [c for c in ("label", "date") if c in vendor]
+    assert np.allclose(vendor.groupby(by)["share"].sum(), 1.0)
     rec = _csv(report_dir / "shares_record.csv", dates=())
     want = _record("h100e_by_owner.csv")
     want = want[(want["metric"] == "share_of_world_pct") & want["owner"].str.startswith("Top-5")]
@@ -439,6 +441,9 @@ def test_sensitivity_outcomes_and_indices(small_sweep, report_dir):
             assert real.loc[outcome, "within_noise"]
             continue
         assert real.loc[outcome, "spearman_rho"] == pytest.approx(spearmanr(pair[SWEEP_PARAM], pair[outcome])[0])
+        if np.isnan(real.loc[outcome, "delta"]):  # a density of a few near-equal values: delta falls back
+            assert real.loc[outcome, "importance"] == real.loc[outcome, "rbd_fast"]
+            continue
         # the bias-reduced delta of a few runs may dip below zero; its interval reaches the [0, 1] range
         assert real.loc[outcome, "delta"] + real.loc[outcome, "delta_conf"] >= 0 and real.loc[outcome, "delta"] <= 1
         assert real.loc[outcome, "delta_conf"] > 0

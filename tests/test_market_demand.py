@@ -132,7 +132,7 @@ def test_a_funded_gap_raises_the_provider_s_cover_by_the_gap_only(tree):
 
 
 def test_after_guidance_providers_invest_against_the_utilisation_of_what_they_have():
-    """Capex after the guidance years responds to utilisation: with labs' demand five times higher, providers'
+    """Capex after the guidance years responds to utilisation: with labs' demand ten times higher, providers'
     compute is used beyond the target and they raise money for more and spend more; in a market below the target
     (the baseline through 2027) nothing is added; without room to raise money (`demand_capex_max_share` = 0)
     nothing is added either."""
@@ -141,7 +141,7 @@ def test_after_guidance_providers_invest_against_the_utilisation_of_what_they_ha
     richer = copy.deepcopy(tree)
     for lab in richer["lab"].values():
         if "revenue_usd_bn" in lab:
-            lab["revenue_usd_bn"] = {y: v * 5 for y, v in lab["revenue_usd_bn"].items()}
+            lab["revenue_usd_bn"] = {y: v * 10 for y, v in lab["revenue_usd_bn"].items()}
     capped = copy.deepcopy(richer)
     for kind in ("hyperscaler", "neocloud"):
         capped["kinds"][kind]["demand_capex_max_share"] = 0.0

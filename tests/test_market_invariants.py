@@ -35,12 +35,15 @@ def run0(params):
 
 
 def check_invariants(model: MarketModel) -> None:
-    """Every invariant that must hold between any two months."""
-    sup = model.supplier
+    """Every invariant that must hold between any two months, for every vendor's systems."""
     catalog = systems()
     buyers = list(model.buyers)
     for k in model.system_keys:
+        sup = model.supplier_of(k)
         gps = catalog[k].gpus_per_system
+        # a chip not sold to others reaches no one but its owner (others use it under contract only)
+        if not model.spec.supplier.sold_to_others(k):
+            assert all(b.ordered[k] == 0 and b.delivered[k] == 0 for b in buyers if b.name != sup.owner)
         # units ordered = shipped + backlog; GPUs shipped = delivered + in transit
         assert sup.units_ordered_total[k] == sup.units_shipped_total[k] + sup.backlog_units(k)
         assert sup.backlog_units(k) == sum(o.units_outstanding for o in sup.orders[k].values())
@@ -51,6 +54,11 @@ def check_invariants(model: MarketModel) -> None:
             # delivered (plus the starting fleet) = online + integrating + retired
             integrating = sum(g for kk, g, _ in b.inbound.integrating if kk == k)
             assert b.delivered[k] + b.start_fleet[k] == b.gpus_online()[k] + integrating + b.retired[k]
+    # the shared packaging and memory: what the vendors were given never exceeds what exists
+    t = model.month
+    if t >= 0:
+        for resource, used in model.foundry.used.items():
+            assert used[t] <= model.foundry.total[resource][t] + 1e-6
     for b in buyers:
         # power used <= power online, site by site
         for site in b.fleet.sites:
@@ -125,7 +133,12 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
 
 def test_revenue_is_nvidias_part_of_what_buyers_paid_plus_networking(run0):
     sup = run0.spec.supplier
-    paid = sum(b.capex_usd for b in run0.buyers)
+    paid = run0.supplier.paid_total_usd
+    # what buyers paid is what the vendors were paid, and every vendor but NVIDIA books what it was paid
+    assert sum(s.paid_total_usd for s in run0.suppliers.values()) == pytest.approx(
+        sum(b.capex_usd for b in run0.buyers), rel=1e-9)
+    assert all(s.revenue_total_usd == pytest.approx(s.paid_total_usd, rel=1e-9)
+               for v, s in run0.suppliers.items() if v != "NVIDIA")
     shares = set(sup.nvidia_share_of_system_price.values())
     revenue = run0.supplier.revenue_total_usd / (1 + sup.attach_revenue_fraction)
     assert min(shares) * paid - 1e-3 <= revenue <= max(shares) * paid + 1e-3
@@ -135,7 +148,7 @@ def test_revenue_is_nvidias_part_of_what_buyers_paid_plus_networking(run0):
     params = {**tree, "end": "2025-06", "supplier": {**tree["supplier"], "nvidia_share_of_system_price": all_one}}
     model = MarketModel.from_params(params, seed=0)
     model.run()
-    paid = sum(b.capex_usd for b in model.buyers)
+    paid = model.supplier.paid_total_usd
     assert model.supplier.revenue_total_usd == pytest.approx(paid * (1 + sup.attach_revenue_fraction), rel=1e-9)
     assert run0.market_frame().nvidia_revenue_usd.sum() == pytest.approx(run0.supplier.revenue_total_usd)
 
@@ -152,7 +165,7 @@ def test_same_seed_same_tables_and_seeds_differ_where_randomness_enters(params):
 def test_no_system_ships_before_its_catalog_date_plus_scenario_delay(run0):
     market = run0.market_frame()
     delays = run0.spec.supplier.delay_months
-    for k, s in ((k, systems()[k]) for k in run0.system_keys):  # the systems the market sells (NVIDIA's)
+    for k, s in ((k, systems()[k]) for k in run0.system_keys):  # every vendor's systems
         shipped = market[market[f"units_shipped_{k}"] > 0]
         if len(shipped) and s.first_shipment >= "2024-01":
             earliest = run0.date_of(month_index(s.first_shipment, run0.start) + delays.get(k, 0))

@@ -1,4 +1,5 @@
-"""The market: a Mesa 3.5 agent-based model of NVIDIA supply, providers, labs and the rest of the market."""
+"""The market: a Mesa 3.5 agent-based model of the accelerator vendors (NVIDIA, AMD, Google TPU, AWS Trainium) on shared
+packaging and memory, providers, labs and the rest of the market."""
 
 from __future__ import annotations
 

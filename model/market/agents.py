@@ -88,12 +88,13 @@ class Buyer(Agent):
         self._liquid_committed: tuple[tuple, float] = ((), 0.0)
         self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}
         self.procurement = Procurement(
-            self, model.supplier, model.capability, self.treasury,
+            self, model.supplier_of, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue,
                              spec.valuation.software_ahead_months),
             keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months,
-            self.joining_cluster_gpus)
+            self.joining_cluster_gpus,
+            discount=lambda k, t: spec.supplier.discount(k, model.year_at(t)))  # software maturity (issue 18)
         self.procurement.is_liquid = self.is_liquid
         self.start_fleet = dict.fromkeys(keys, 0)
         self._largest: tuple[tuple, Cluster] = ((), NO_CLUSTER)
@@ -221,7 +222,7 @@ class Buyer(Agent):
         would be ready in time); air-cooled systems use the power not fitted for liquid."""
         if self.terms.power_unconstrained:
             return math.inf
-        ready = t + math.ceil(self.model.supplier.expected_wait_months(k, t))
+        ready = t + math.ceil(self.model.supplier_of(k).expected_wait_months(k, t))
         power = self.power_by_mw(ready)
         spare = power - self.power_committed_mw()
         liquid_committed = self.liquid_committed_mw()
@@ -346,9 +347,9 @@ class Buyer(Agent):
         horizon = self.terms.preorder_lookahead_months
         if not horizon:
             return 0.0
-        sup = self.model.supplier
-        preordered = sum(units * sup.price_usd(k, t) for k, units in self.procurement.on_order_units.items()
-                         if units and (not sup.shipping(k, t) or sup.expected_wait_months(k, t) >= 1))
+        sup = self.model.supplier_of
+        preordered = sum(units * sup(k).price_usd(k, t) for k, units in self.procurement.on_order_units.items()
+                         if units and (not sup(k).shipping(k, t) or sup(k).expected_wait_months(k, t) >= 1))
         if not preordered:
             return 0.0
         self._budgets_ahead(t + max(0, horizon - self.power.horizon_months()))  # fills the budgets that far
@@ -360,7 +361,7 @@ class Buyer(Agent):
         the contract starts."""
         s = systems()[contract.system]
         t = self.model.month
-        price_per_gpu = self.model.supplier.price_usd(contract.system, t) / s.gpus_per_system
+        price_per_gpu = self.model.supplier_of(contract.system).price_usd(contract.system, t) / s.gpus_per_system
         self.treasury.fund(contract.gpus * price_per_gpu)
         mw = contract.gpus * s.system_power_kw_per_gpu * self.terms.pue / 1000.0
         self.power.allow_for_contract(mw, range(self.model.year_at(t), self.model.year_at(max(contract.start_month,

@@ -15,14 +15,15 @@ import pandas as pd
 
 from model.capability.build import capability_table
 from model.capability.table import CapabilityTable
-from model.hardware.systems import SYSTEM_KEYS, systems
+from model.hardware.systems import SYSTEM_KEYS, VENDORS, systems
 from model.market.agents import Buyer, Lab, Provider, RestOfMarket
 from model.market.calendar import date_of, month_index, year_of
-from model.market.contracts import Contract, ContractBook, contract_from_terms
+from model.market.contracts import HOURS_PER_YEAR, Contract, ContractBook, contract_from_terms
 from model.market.events import EVENT_COLUMNS, EventLog
+from model.market.foundry import Foundry
 from model.market.power import PowerOutlook
 from model.market.pricing import rental_usd_per_gpu_hour
-from model.market.supplier import Supplier
+from model.market.supplier import PLAN_AHEAD_MONTHS, Supplier
 from model.market.tables import AGENT_ROW_NAME, agent_columns, agent_row, agent_rows_frame, market_reporters
 from model.scenario.mesa_core import DataCollector, Model
 from model.scenario.mesa_scenario import MarketScenario
@@ -47,17 +48,32 @@ class MarketModel(Model):
         self.end: str = spec.end
         self.n_months = month_index(self.end, self.start) + 1
         self._years = [year_of(self.start, t) for t in range(self.n_months + 60)]  # plans look up to 5 years ahead
-        self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems() and systems()[k].vendor == "NVIDIA")
+        self.system_keys = tuple(k for k in SYSTEM_KEYS if k in systems())  # every vendor's
         self.power_outlook = PowerOutlook(spec.power_outlook)
         self.event_log = EventLog()
         self.contracts = ContractBook()
-        self.supplier = Supplier(self, spec.supplier, spec.allocation)
+        sup = spec.supplier
+        self.foundry = Foundry(sup, VENDORS, self.start, self.n_months + PLAN_AHEAD_MONTHS)
+        # NVIDIA draws from the model's generator (as when it was the only vendor); the others from their own,
+        # spawned from it (seeded alike, and no draw of theirs moves NVIDIA's or the buyers'). Its strategic ties,
+        # its share of a rack's price and its networking are NVIDIA's own.
+        other_rngs = self.rng.spawn(len(VENDORS))
+        self.suppliers = {v: Supplier(self, sup, self.foundry, v, allocation=spec.allocation if v == "NVIDIA" else None,
+                                      share_of_price=sup.nvidia_share_of_system_price if v == "NVIDIA" else None,
+                                      attach_revenue_fraction=sup.attach_revenue_fraction if v == "NVIDIA" else 0.0,
+                                      owner=sup.owners.get(v),
+                                      rng=None if v == "NVIDIA" else other_rngs[i])
+                          for i, v in enumerate(VENDORS)}
+        self.supplier = self.suppliers["NVIDIA"]
+        self._supplier_of = {k: s for s in self.suppliers.values() for k in s.keys}
         kinds = spec.kinds
         for kind in ("hyperscaler", "neocloud"):
             for name, p in getattr(spec, kind).items():
                 Provider.from_scenario(self, name, kind, p, getattr(kinds, kind))
         for name, p in spec.other.items():
-            RestOfMarket.from_scenario(self, name, p, kinds.other)
+            rest = RestOfMarket.from_scenario(self, name, p, kinds.other)
+            # its budget is sourced as NVIDIA spending (sovereign, China, enterprise), so it buys NVIDIA's systems
+            rest.procurement.candidates = tuple(self.supplier.keys)
         for name, p in spec.lab.items():
             Lab.from_scenario(self, name, p, kinds.lab)
         self.buyers = self.agents.select(agent_type=Buyer)  # in creation order; shuffled each month
@@ -141,14 +157,19 @@ class MarketModel(Model):
         self.add_event(self.date_of(self.month), agent, event, system, gpus, detail)
 
     # -- market-wide quantities agents consult -------------------------------------------------------------------
+    def supplier_of(self, k: str) -> Supplier:
+        """The vendor that makes system k."""
+        return self._supplier_of[k]
+
     def newest_shipping(self, t: int) -> str:
-        """The newest system shipping in month t; before any ships (a roadmap delayed past the start), the first to
-        ship."""
-        shipping = [k for k in self.system_keys if self.supplier.shipping(k, t)]
+        """NVIDIA's newest system shipping in month t (what contracts are priced in and power builds are sized for);
+        before any ships (a roadmap delayed past the start), the first to ship."""
+        sup = self.supplier
+        shipping = [k for k in sup.keys if sup.shipping(k, t)]
         if not shipping:
-            live = [k for k in self.system_keys if self.supplier.shipping(k, max(t, self.supplier.first[k]))]
-            return min(live, key=lambda k: self.supplier.first[k])
-        return max(shipping, key=lambda k: self.supplier.first[k])
+            live = [k for k in sup.keys if sup.shipping(k, max(t, sup.first[k]))]
+            return min(live, key=lambda k: sup.first[k])
+        return max(shipping, key=lambda k: sup.first[k])
 
     def best_usd_per_facility_mw(self, t: int, pue: float) -> float:
         """What a MW of facility power costs to fill with the newest shipping system (sizes power builds)."""
@@ -202,7 +223,7 @@ class MarketModel(Model):
     def rental_usd_per_gpu_hour(self, k: str) -> float:
         """Rental price of system k this month (`model.market.pricing`)."""
         t = self.month
-        sup = self.supplier
+        sup = self.supplier_of(k)
         return rental_usd_per_gpu_hour(systems()[k], sup.price_usd(k, t), self.spec.rental, sup.backlog_units(k),
                                        sup.shipped_month[k], self.rental_utilisation())
 
@@ -213,16 +234,24 @@ class MarketModel(Model):
 
     # -- contracts ----------------------------------------------------------------------------------------------
     def _sign_announced(self) -> None:
-        """Sign the contracts announced for this month: sized at the newest shipping system's rental price."""
+        """Sign the contracts announced for this month, in the system they name (else the newest NVIDIA system
+        shipping): a value becomes GPUs at that system's rental price; GPUs are valued at it."""
         t = self.month
         for c in self._announced.pop(t, []):
             signed = month_index(c.date, self.start)  # before 0: signed before the run, backlog at the start
-            system = self.newest_shipping(t)
+            system = c.system or self.newest_shipping(t)
             start = month_index(c.start or c.date, self.start)
-            contract = contract_from_terms(c.lab, c.provider, signed, start, c.duration_years,
-                                           c.value_usd_bn * 1e9, system, self.rental_usd_per_gpu_hour(system))
-            self.sign_contract(contract, f"{c.provider}: ${c.value_usd_bn:g}B over {c.duration_years:g} "
-                               "years (announced)", event=signed >= 0)
+            price = self.rental_usd_per_gpu_hour(system)
+            if c.gpus is not None:
+                value_usd = c.gpus * c.duration_years * HOURS_PER_YEAR * price
+                size = f"{c.gpus:,} {system} GPUs"
+            else:
+                value_usd = c.value_usd_bn * 1e9
+                size = f"${c.value_usd_bn:g}B"
+            contract = contract_from_terms(c.lab, c.provider, signed, start, c.duration_years, value_usd, system,
+                                           price, gpus=c.gpus)
+            self.sign_contract(contract, f"{c.provider}: {size} over {c.duration_years:g} years (announced)",
+                               event=signed >= 0)
 
     def sign_contract(self, contract: Contract, detail: str, event: bool = True) -> None:
         """Put a contract in the book; a lab whose contracts are delivered on schedule funds the provider's
@@ -237,12 +266,21 @@ class MarketModel(Model):
     # -- the month ----------------------------------------------------------------------------------------------
     def step(self) -> None:
         self.buyers.shuffle_do("step")  # a seeded random order each month
-        self.supplier.step()
+        self.supply()
         self.buyers.shuffle_do("advance")  # seeded too: who reaches a milestone first in a month is not list order
         self.datacollector.collect(self)
         self._months_recorded = self.steps
         if self.steps >= self.n_months:
             self.running = False
+
+    def supply(self) -> None:
+        """Every vendor ships: each says what CoWoS and HBM its orders need, the foundry splits the month's capacity
+        (`model.market.foundry`), each makes and ships what its part allows."""
+        t = self.month
+        needs = {v: s.need(t) for v, s in self.suppliers.items()}
+        given = self.foundry.allocate(t, needs)
+        for v, s in self.suppliers.items():
+            s.ship(t, needs[v], given[v])
 
     def run(self) -> None:
         while self.running:

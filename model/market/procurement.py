@@ -1,5 +1,7 @@
-"""What a buyer orders from NVIDIA: each system on offer is scored by what it delivers per dollar (the capability
-table's value per GPU for the buyer's mix of training and serving), discounted by the wait until it could run (NVIDIA's
+"""What a buyer orders from the vendors: each system on offer to it (those sold to others, and its own vendor's if it
+owns one, as Google its TPUs) is scored by what it delivers per dollar (the capability
+table's value per GPU for the buyer's mix of training and serving, times the scenario's software discount where a
+vendor's software is known to lag), discounted by the wait until it could run (the vendor's
 queue, and a fit-out when the system needs liquid-cooled space the buyer does not have); the cash on hand is split
 across systems by score^sharpness, each order bounded by the power (of its cooling) free when it would arrive, and
 money one system cannot take goes to the next."""
@@ -30,17 +32,27 @@ class ProcurementTerms:
 
 
 class Procurement:
-    """The buyer's order book at NVIDIA, from its side: what it ordered, pre-ordered and still has on order."""
+    """The buyer's order book at the vendors, from its side: what it ordered, pre-ordered and still has on order."""
 
-    def __init__(self, buyer: Consignee, supplier: Supplier, capability: CapabilityTable, treasury: Treasury,
+    def __init__(self, buyer: Consignee, supplier: Supplier | Callable[[str], Supplier], capability: CapabilityTable,
+                 treasury: Treasury,
                  terms: ProcurementTerms, system_keys: tuple[str, ...],
                  spare_mw: Callable[[str, int], float], first: Callable[[str, str, int, str], bool],
                  month_of: Callable[[int], str],
                  ready_wait: Callable[[str, int, float], float] = lambda k, t, wait: wait,
-                 cluster_gpus: Callable[[str], int | None] = lambda k: None):
-        self.buyer, self.supplier, self.capability, self.treasury = buyer, supplier, capability, treasury
+                 cluster_gpus: Callable[[str], int | None] = lambda k: None,
+                 candidates: tuple[str, ...] | None = None,
+                 discount: Callable[[str, int], float] = lambda k, t: 1.0):
+        """`supplier`: one vendor, or the vendor of each system; `candidates`: the systems the buyer may order
+        (default: every one of `system_keys` its vendor lets it order); `discount`: (system, month) -> the share of
+        its modelled performance the buyer counts on (software maturity)."""
+        self.buyer, self.capability, self.treasury = buyer, capability, treasury
+        self.supplier_of: Callable[[str], Supplier] = supplier if callable(supplier) else (lambda k: supplier)
         self.terms = terms
         self.system_keys = system_keys
+        self.candidates = tuple(k for k in (candidates if candidates is not None else system_keys)
+                                if self.supplier_of(k).may_order(buyer.name, k))
+        self.discount = discount
         self.spare_mw = spare_mw  # facility MW free when an order of a system placed in a month would arrive
         self.first = first  # (event, system, gpus, detail) -> whether this was the buyer's first such event
         self.month_of = month_of  # model month -> "YYYY-MM..." (the software era and the jobs public then)
@@ -64,19 +76,19 @@ class Procurement:
         if key not in self._value:
             if len(self._value) > 4096:
                 self._value.clear()
-            self._value[key] = self.capability.value_per_gpu(
+            self._value[key] = self.discount(k, arrival) * self.capability.value_per_gpu(
                 k, self.terms.training_weight, self.month_of(t), self.month_of(arrival), cluster_gpus=key[3])
         return self._value[key]
 
     def score(self, k: str, t: int, sites_ready: bool = False) -> float:
         """H100-value per dollar of system k ordered now, discounted by the months until it could run (NVIDIA's
         wait, and the site's readiness unless `sites_ready`)."""
-        key = (k, t, sites_ready, self.supplier.backlog_units(k), tuple(self.on_order_units.values()))
+        sup = self.supplier_of(k)
+        key = (k, t, sites_ready, sup.backlog_units(k), tuple(self.on_order_units.values()))
         if key in self._scores:
             return self._scores[key]
         if len(self._scores) > 1024:
             self._scores.clear()
-        sup = self.supplier
         wait = sup.expected_wait_months(k, t)
         if not sites_ready:
             wait = self.ready_wait(k, t, wait)
@@ -101,8 +113,8 @@ class Procurement:
         cash = self.treasury.cash_usd()
         if cash <= 0:
             return
-        sup, terms = self.supplier, self.terms
-        offered = [k for k in self.system_keys if sup.orderable(k, t, terms.preorder_lookahead_months)]
+        terms = self.terms
+        offered = self.offered(t)
         if not offered:
             return
         wanted = self._weights({k: self.score(k, t, sites_ready=True) for k in offered})
@@ -110,9 +122,10 @@ class Procurement:
             self.liquid_share = sum(w for k, w in wanted.items() if self.is_liquid[k]) / sum(wanted.values())
         weights = self._weights({k: self.score(k, t) for k in offered})
         total = sum(weights.values())
-        best_now = max((k for k in weights if sup.shipping(k, t)), key=weights.get, default=None)
+        best_now = max((k for k in weights if self.supplier_of(k).shipping(k, t)), key=weights.get, default=None)
         for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):  # what one cannot take flows to the next
             s = systems()[k]
+            sup = self.supplier_of(k)
             price = sup.price_usd(k, t)
             units = int(cash * w / total // price)
             total -= w
@@ -131,16 +144,20 @@ class Procurement:
 
     def switch_orders(self, t: int) -> None:
         """Move open orders the buyer would no longer place at all (weight under `choice_min_weight` against the
-        best system on offer) to the best system on offer that fits the same sites (the same cooling: a GB300 rack
-        goes where a GB200 rack was planned). Money committed stays committed; NVIDIA's queue is re-entered."""
-        sup, terms = self.supplier, self.terms
+        best system of the same vendor on offer) to the best system of that vendor on offer that fits the same sites
+        (the same cooling: a GB300 rack goes where a GB200 rack was planned). Money committed stays committed; the
+        vendor's queue is re-entered."""
+        terms = self.terms
         open_orders = [k for k, u in self.on_order_units.items() if u > 0]
         if not open_orders:
             return
-        offered = [k for k in self.system_keys if sup.orderable(k, t, terms.preorder_lookahead_months)]
+        vendors = {self.supplier_of(k) for k in open_orders}  # an order moves within one vendor's systems
+        offered = [j for j in self.offered(t) if self.supplier_of(j) in vendors]
         scores = {k: self.score(k, t) for k in dict.fromkeys([*offered, *open_orders])}
         for k in open_orders:
-            family = [j for j in offered if self.is_liquid[j] == self.is_liquid[k] and scores[j] > 0]
+            sup = self.supplier_of(k)
+            family = [j for j in offered if self.is_liquid[j] == self.is_liquid[k] and scores[j] > 0
+                      and self.supplier_of(j) is sup]
             best = max(family, key=scores.get, default=None)
             if best is None or best == k or (scores[k] / scores[best]) ** terms.choice_sharpness >= \
                     terms.choice_min_weight:
@@ -164,8 +181,13 @@ class Procurement:
                 self.first("order_switched", best, units * systems()[best].gpus_per_system,
                            f"moves {gone} {k} on order to {units} {best}")
 
+    def offered(self, t: int) -> list[str]:
+        """The buyer's candidate systems it can order in month t (shipping, or within its pre-order lookahead)."""
+        lookahead = self.terms.preorder_lookahead_months
+        return [k for k in self.candidates if self.supplier_of(k).orderable(k, t, lookahead)]
+
     def order(self, k: str, units: int, unit_price_usd: float) -> None:
-        self.supplier.place_order(self.buyer, k, units, unit_price_usd)
+        self.supplier_of(k).place_order(self.buyer, k, units, unit_price_usd)
         self.treasury.commit(units * unit_price_usd)
         self.on_order_units[k] += units
         self.ordered[k] += units * systems()[k].gpus_per_system

@@ -1,5 +1,9 @@
-"""NVIDIA as an agent: a roadmap that can slip, a production ramp, shared CoWoS and HBM capacity, an order book
-allocated pro rata, launch-premium pricing and revenue booked on shipment.
+"""An accelerator vendor as an agent (NVIDIA, AMD, Google's TPUs made with Broadcom, AWS's Trainium): a roadmap
+that can slip (the catalog's dates), a production ramp, its part of the CoWoS and HBM capacity all vendors share
+(`model.market.foundry`), an order book allocated pro rata, launch-premium pricing and revenue booked on shipment.
+Every vendor follows the same rules; what differs is data: its systems, its reserved capacity, who may order (a chip
+not sold to others has one buyer, its owner) and, for NVIDIA, its share of a rack's price, the networking sold with
+it and its public strategic ties.
 
 Allocation policy (documented because it decides who gets scarce early units): each month a system's output is
 split across its open orders in proportion to (units still outstanding)^`order_size_exponent` — above 1, NVIDIA
@@ -9,11 +13,13 @@ volume date) NVIDIA also weighs who asked first and who it is tied to (the scena
 weight grows with the months it has waited (pre-orders placed early are served early), and a buyer with a public
 strategic relationship with NVIDIA (an equity stake, an investment, a capacity agreement) counts more. Capacity is
 split across systems in proportion to the wafers (and HBM) their backlogs need, each system capped by its ramp.
-Revenue is NVIDIA's part of what buyers pay (its share of a rack's price, plus networking sold with it).
+Revenue is the vendor's part of what buyers pay (for NVIDIA its share of a rack's price, plus networking sold with
+it; for the others the price paid).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,12 +27,13 @@ import numpy as np
 
 from model.hardware.systems import System, systems
 from model.market.calendar import date_of, month_index
+from model.market.foundry import Foundry, Need
 from model.market.pricing import system_price_usd
 from model.scenario.mesa_core import Agent
 from model.scenario.schema import Allocation
 from model.scenario.schema import Supplier as SupplierParams
 
-PLAN_AHEAD_MONTHS = 24  # NVIDIA's output is projected this far beyond the run, for waits that end after it
+PLAN_AHEAD_MONTHS = 24  # a vendor's output is projected this far beyond the run, for waits that end after it
 
 
 class Consignee(Protocol):
@@ -48,27 +55,33 @@ class Order:
     opened_month: int = 0  # when the buyer first asked (the order stays open while units are outstanding)
 
 
-def _anchored_series(points: dict[str, float], start: str, n_months: int, growth_multiplier: float) -> np.ndarray:
-    """Monthly values interpolated between dated anchors; growth beyond the first anchor scaled by a multiplier."""
-    xs = [month_index(d, start) for d in points]
-    values = np.asarray(list(points.values()), dtype=float)
-    sourced = np.interp(np.arange(n_months), xs, values)
-    return values[0] + (sourced - values[0]) * growth_multiplier
-
-
 class Supplier(Agent):
-    """NVIDIA: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits. Buyers call it
-    (`place_order`, and what they see: prices, waits, what ships); it calls back only through `Consignee.receive`."""
+    """A vendor: ships systems to buyers' orders under roadmap, ramp and packaging/memory limits. Buyers call it
+    (`place_order`, and what they see: prices, waits, what ships); it calls back only through `Consignee.receive`.
+    Each month the model asks every vendor what it needs (`need`), the foundry splits the shared capacity, and
+    each vendor ships what its part makes (`ship`)."""
 
-    def __init__(self, model, params: SupplierParams, allocation: Allocation | None = None):
+    def __init__(self, model, params: SupplierParams, foundry: Foundry, vendor: str = "NVIDIA",
+                 keys: tuple[str, ...] | None = None, allocation: Allocation | None = None,
+                 share_of_price: Mapping[str, float] | None = None, attach_revenue_fraction: float = 0.0,
+                 owner: str | None = None, rng: np.random.Generator | None = None):
+        """`keys`: the vendor's systems (default: every catalog system of `vendor`); `share_of_price`: the vendor's
+        revenue per system over what the buyer pays (default 1); `attach_revenue_fraction`: revenue sold with the
+        systems (NVIDIA's networking); `owner`: the one buyer of the vendor's systems not sold to others (Google
+        for its TPUs, AWS for Trainium; None: nobody may order them)."""
         super().__init__(model)
-        self.name = "nvidia"
+        self.owner = owner
+        self.vendor = vendor
+        self.name = vendor.lower()
         self.p = params
         self.allocation = allocation or Allocation(partner_weight=0.0, order_age_weight_per_month=0.0)
         self._partner_since = {name: month_index(since, model.start)
                                for name, since in self.allocation.partners.items()}
         catalog = systems()
-        self.keys = list(model.system_keys)
+        self.keys = list(keys if keys is not None else (k for k in catalog if catalog[k].vendor == vendor))
+        self.share_of_price = {k: (share_of_price or {}).get(k, 1.0) for k in self.keys}
+        self.attach_revenue_fraction = attach_revenue_fraction
+        self.foundry = foundry
         self.first: dict[str, int] = {}
         self.volume: dict[str, int] = {}
         self.volume_announced: dict[str, int] = {}  # the volume date buyers expect until the first racks ship
@@ -78,8 +91,9 @@ class Supplier(Agent):
             # a ramp that slips (first racks on time, volume late), e.g. GB200's rack problems in early 2025
             volume = month_index(catalog[k].volume, model.start) + delay + volume_delay
             slip = 0
-            if catalog[k].status != "dropped" and catalog[k].first_shipment >= params.slip_after:
-                slip = int(model.rng.choice(params.slip_months, p=params.slip_probs))
+            if (catalog[k].status != "dropped" and catalog[k].first_shipment >= params.slip_after
+                    and k not in params.on_time):
+                slip = int(self.rng.choice(params.slip_months, p=params.slip_probs))
                 if slip and first < model.n_months:  # no events dated after the run
                     model.add_event(date_of(model.start, max(first, 0)), self.name, "roadmap_slip", k, 0,
                                     f"{slip} months")
@@ -87,10 +101,10 @@ class Supplier(Agent):
             self.volume[k] = max(volume + slip, first + slip + 1)
             # a ramp problem shows when the first racks ship (GB200's did): until then buyers expect the plan
             self.volume_announced[k] = max(volume - volume_delay + slip, first + slip + 1)
-        growth = params.supply_growth_multiplier
-        horizon = model.n_months + PLAN_AHEAD_MONTHS  # buyers weigh waits that may end after the run
-        self.wafers_per_month = _anchored_series(params.cowos_wafers_per_month, model.start, horizon, growth)
-        self.hbm_tb_per_month = _anchored_series(params.hbm_tb_per_month, model.start, horizon, growth)
+        # what the vendor and its buyers plan on: its reservations (it may get more when others leave some unused)
+        self.wafers_per_month = foundry.reserved(vendor, "cowos_wafers")
+        self.hbm_tb_per_month = foundry.reserved(vendor, "hbm_tb")
+        self._wanted_gpus: dict[str, float] = {}
         self._cum_output_gpus = {k: self._cumulative_expected_output(k) for k in self.keys}
         self._cum_output_gpus_announced = {k: self._cumulative_expected_output(k, self.volume_announced[k])
                                            if self.volume_announced[k] != self.volume[k] else self._cum_output_gpus[k]
@@ -104,11 +118,17 @@ class Supplier(Agent):
         self.units_ordered_total = dict.fromkeys(self.keys, 0)
         self.revenue_month_usd = 0.0
         self.revenue_total_usd = 0.0
+        self.paid_month_usd = 0.0  # what buyers paid for the systems shipped this month (spending on the vendor)
+        self.paid_total_usd = 0.0
 
     # -- what buyers see ------------------------------------------------------------------------------------------
     def orderable(self, k: str, t: int, lookahead_months: int) -> bool:
         """Shipping now, or first shipment within the buyer's planning lookahead (pre-orders)."""
         return systems()[k].status != "dropped" and self.first[k] - t <= lookahead_months
+
+    def may_order(self, buyer: str, k: str) -> bool:
+        """Whether a buyer may order system k: anyone if the vendor sells it to others, else its owner only."""
+        return self.p.sold_to_others(k) or buyer == self.owner
 
     def shipping(self, k: str, t: int) -> bool:
         return systems()[k].status != "dropped" and t >= self.first[k]
@@ -136,7 +156,8 @@ class Supplier(Agent):
         return f0 ** (1 - (t - self.first[k]) / (volume - self.first[k]))
 
     def capacity_gpus(self, k: str, t: int) -> float:
-        """GPUs of system k the whole capacity could make in month t (CoWoS and HBM bound, before sharing)."""
+        """GPUs of system k the vendor's whole reserved capacity could make in month t (CoWoS and HBM bound, before
+        sharing between its systems)."""
         s = systems()[k]
         t = min(max(t, 0), len(self.wafers_per_month) - 1)
         by_wafers = self.wafers_per_month[t] * self.p.gpus_per_wafer[k]
@@ -144,7 +165,7 @@ class Supplier(Agent):
         return min(by_wafers, by_hbm)
 
     def _cumulative_expected_output(self, k: str, volume: int | None = None) -> np.ndarray:
-        """Cumulative GPUs of system k buyers expect NVIDIA to make, month by month: its ramp-capped capacity
+        """Cumulative GPUs of system k buyers expect the vendor to make, month by month: its ramp-capped capacity
         times the share of capacity a system is expected to get (`expected_share_of_capacity`)."""
         share = self.p.expected_share_of_capacity
         monthly = [share * self.ramp_fraction(k, m, volume) * self.capacity_gpus(k, m)
@@ -177,6 +198,8 @@ class Supplier(Agent):
         """Add `units` systems at `unit_price_usd` to the buyer's open order for system k."""
         if units <= 0:
             return
+        if not self.may_order(buyer.name, k):
+            raise ValueError(f"{buyer.name} may not order {k}: {self.vendor} sells it to {self.owner} only")
         order = self.orders[k].get(buyer.name)
         if order is None:
             order = self.orders[k][buyer.name] = Order(buyer, k, 0, 0.0, self.model.month)
@@ -210,27 +233,39 @@ class Supplier(Agent):
         return usd
 
     # -- the monthly step -------------------------------------------------------------------------------------
-    def step(self) -> None:
-        t = self.model.month
+    def need(self, t: int) -> Need:
+        """CoWoS wafers and HBM the vendor needs this month: for each system with open orders that ships, its
+        backlog up to what its ramp allows of the vendor's reserved capacity."""
         catalog = systems()
-        ti = min(t, len(self.wafers_per_month) - 1)
-        want_gpus: dict[str, float] = {}
+        self._wanted_gpus = {}
         for k in self.keys:
             if self.orders[k] and self.shipping(k, t):
-                s = catalog[k]
-                want_gpus[k] = min(self.backlog_units(k) * s.gpus_per_system,
-                                   self.ramp_fraction(k, t) * self.capacity_gpus(k, t))
-        wafers = sum(g / self.p.gpus_per_wafer[k] for k, g in want_gpus.items())
-        hbm_tb = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in want_gpus.items())
-        scale = min(1.0, self.wafers_per_month[ti] / wafers if wafers else 1.0,
-                    self.hbm_tb_per_month[ti] / hbm_tb if hbm_tb else 1.0)
+                self._wanted_gpus[k] = min(self.backlog_units(k) * catalog[k].gpus_per_system,
+                                           self.ramp_fraction(k, t) * self.capacity_gpus(k, t))
+        wafers = sum(g / self.p.gpus_per_wafer[k] for k, g in self._wanted_gpus.items())
+        hbm_tb = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in self._wanted_gpus.items())
+        return Need(wafers, hbm_tb)
+
+    def ship(self, t: int, need: Need, given: Need) -> None:
+        """Make and ship what the capacity given this month allows (every system scaled alike), allocated across
+        open orders."""
+        catalog = systems()
+        scale = min(1.0, given.cowos_wafers / need.cowos_wafers if need.cowos_wafers else 1.0,
+                    given.hbm_tb / need.hbm_tb if need.hbm_tb else 1.0)
         self.revenue_month_usd = 0.0
+        self.paid_month_usd = 0.0
         for k in self.keys:
             self.shipped_month[k] = 0
-            if k in want_gpus:
-                self.allocate(catalog[k], int(want_gpus[k] * scale // catalog[k].gpus_per_system), t)
-        self.revenue_month_usd *= 1 + self.p.attach_revenue_fraction
+            if k in self._wanted_gpus:
+                self.allocate(catalog[k], int(self._wanted_gpus[k] * scale // catalog[k].gpus_per_system), t)
+        self.revenue_month_usd *= 1 + self.attach_revenue_fraction
         self.revenue_total_usd += self.revenue_month_usd
+
+    def step(self) -> None:
+        """A vendor alone (no other vendor competing for capacity): its reservation plus all that others leave."""
+        t = self.model.month
+        need = self.need(t)
+        self.ship(t, need, self.foundry.allocate(t, {self.vendor: need})[self.vendor])
 
     def allocate(self, s: System, units: int, t: int) -> None:
         """Pro rata by units outstanding^exponent, capped at each order, whole systems by largest remainder."""
@@ -254,7 +289,7 @@ class Supplier(Agent):
         give = np.floor(exact + 1e-9).astype(int)
         left = units - int(give.sum())
         if left:
-            remainder = np.where(give < outstanding, exact - give, -1.0) + self.model.rng.random(len(orders)) * 1e-9
+            remainder = np.where(give < outstanding, exact - give, -1.0) + self.rng.random(len(orders)) * 1e-9
             give[np.argsort(-remainder)[:left]] += 1
         for order, n in zip(orders, give, strict=True):
             n = int(min(n, order.units_outstanding))
@@ -266,7 +301,9 @@ class Supplier(Agent):
             self._backlog[s.key] -= n
             self.shipped_month[s.key] += n
             self.units_shipped_total[s.key] += n
-            self.revenue_month_usd += paid * self.p.nvidia_share_of_system_price[s.key]
+            self.revenue_month_usd += paid * self.share_of_price[s.key]
+            self.paid_month_usd += paid
+            self.paid_total_usd += paid
             order.consignee.receive(s.key, n, paid, t)
             if order.units_outstanding == 0:
                 del self.orders[s.key][order.consignee.name]

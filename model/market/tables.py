@@ -59,11 +59,12 @@ def market_reporters(model: MarketModel) -> dict:
     units shipped, backlog and rental price (while it ships)."""
     sup = model.supplier
     reporters = {"date": lambda m: m.date_of(m.month), "nvidia_revenue_usd": lambda m: sup.revenue_month_usd}
+    of = model.supplier_of  # every vendor's systems: a row's system key joins the catalog's vendor
     for k in model.system_keys:
-        reporters[f"units_shipped_{k}"] = lambda m, k=k: int(sup.shipped_month[k])
+        reporters[f"units_shipped_{k}"] = lambda m, k=k: int(of(k).shipped_month[k])
     for k in model.system_keys:
-        reporters[f"backlog_units_{k}"] = lambda m, k=k: int(sup.backlog_units(k))
+        reporters[f"backlog_units_{k}"] = lambda m, k=k: int(of(k).backlog_units(k))
     for k in model.system_keys:
         reporters[f"rental_usd_per_gpu_hour_{k}"] = (
-            lambda m, k=k: m.rental_usd_per_gpu_hour(k) if sup.shipping(k, m.month) else None)
+            lambda m, k=k: m.rental_usd_per_gpu_hour(k) if of(k).shipping(k, m.month) else None)
     return reporters

@@ -26,7 +26,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
-from model.hardware.systems import NVIDIA_SYSTEM_KEYS
+from model.hardware.systems import NVIDIA_SYSTEM_KEYS, SYSTEM_KEYS, VENDORS
+from model.hardware.systems import systems as SYSTEM_CATALOG
 from model.hardware.workloads import workloads
 
 BASELINE_SYSTEM = "hgx_h100"  # the system every other is measured against (H100-equivalents)
@@ -79,7 +80,9 @@ def _workload(key: str) -> str:
 
 Month = Annotated[str, AfterValidator(_month), AfterValidator(_before_last)]
 Year = Annotated[str, AfterValidator(_year)]
-System = Literal[NVIDIA_SYSTEM_KEYS]  # type: ignore[valid-type]  # the market sells NVIDIA's systems only (issue 18)
+System = Literal[SYSTEM_KEYS]  # type: ignore[valid-type]  # every vendor's systems (issue 18)
+NvidiaSystem = Literal[NVIDIA_SYSTEM_KEYS]  # type: ignore[valid-type]  # tables only NVIDIA's systems have
+Vendor = Literal[VENDORS]  # type: ignore[valid-type]
 Number = Annotated[float, AfterValidator(_finite)]
 NonNegative = Annotated[float, Field(ge=0), AfterValidator(_finite)]
 Positive = Annotated[float, Field(gt=0), AfterValidator(_finite)]
@@ -210,7 +213,12 @@ class ReferenceJobs(_Frozen):
 
 
 class Supplier(_Frozen):
-    """NVIDIA: roadmap slips, pricing, packaging and memory capacity, allocation."""
+    """The vendors: roadmap slips and pricing (the same rules for every vendor), NVIDIA's share of a rack's price,
+    and the packaging and memory they share: TSMC's CoWoS wafers and HBM a month in total, split between vendors by
+    reserved shares by year (`model.market.foundry`). `owners`: the one buyer of each vendor whose chips are not
+    sold to others (Google's TPUs, AWS's Trainium), unless the scenario opens them (`sells_to_others`).
+    `software_discount`: the share of its modelled performance a
+    buyer counts on from a system whose software stack lags, by year (1 where there is no evidence of a gap)."""
 
     slip_after: Month
     slip_months: Annotated[list[Months], Field(min_length=1, max_length=MAX_MONTHS)]
@@ -228,7 +236,24 @@ class Supplier(_Frozen):
     cowos_wafers_per_month: Annotated[dict[Month, Annotated[float, Field(gt=0, le=10_000_000)]], Field(min_length=1)]
     hbm_tb_per_month: Annotated[dict[Month, Annotated[float, Field(gt=0, le=100_000_000)]], Field(min_length=1)]
     gpus_per_wafer: dict[System, Annotated[float, Field(gt=0, le=1000)]]
-    nvidia_share_of_system_price: dict[System, Annotated[float, Field(gt=0, le=1)]]
+    nvidia_share_of_system_price: dict[NvidiaSystem, Annotated[float, Field(gt=0, le=1)]]
+    reserved_cowos_share: dict[Vendor, Annotated[dict[Year, Fraction], Field(min_length=1)]] = {}
+    reserved_hbm_share: dict[Vendor, Annotated[dict[Year, Fraction], Field(min_length=1)]] = {}
+    owners: dict[Vendor, str] = {}
+    sells_to_others: list[Vendor] = []  # vendors that sell to every buyer though the catalog says they do not
+    on_time: list[System] = []  # systems that ship on their catalog dates (plus `delay_months`): no random slip
+    software_discount: dict[System, Annotated[dict[Year, Annotated[float, Field(gt=0, le=1)]],
+                                              Field(min_length=1)]] = {}
+
+    def sold_to_others(self, system: str) -> bool:
+        """Whether anyone may buy `system` in this scenario (the catalog's flag, or its vendor opened here)."""
+        s = SYSTEM_CATALOG()[system]
+        return s.sold_to_others or s.vendor in self.sells_to_others
+
+    def discount(self, system: str, year: int) -> float:
+        """The share of its modelled performance buyers count on from `system` in `year` (1: no known gap)."""
+        table = self.software_discount.get(system)
+        return by_year(table, year) if table else 1.0
 
     def delays_months(self, system: str) -> tuple[int, int]:
         """Months a scenario adds to a system's catalog dates: to its first shipment, and further to its volume
@@ -364,11 +389,16 @@ class RestOfMarket(_Frozen):
 
 
 class Contract(_Frozen):
+    """An announced capacity contract: its value, or its size in GPUs of a named system (then valued at the
+    provider's rental price when signed); `system`: what it runs on (default: the newest system shipping)."""
+
     lab: str
     provider: str
     date: Month
     start: Month | None = None
-    value_usd_bn: Annotated[float, Field(gt=0, le=MAX_USD_BN)]
+    value_usd_bn: Annotated[float, Field(gt=0, le=MAX_USD_BN)] | None = None
+    gpus: Gpus | None = None
+    system: System | None = None
     duration_years: Years
 
 

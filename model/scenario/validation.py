@@ -21,10 +21,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from model.errors import InputError, nearest
-from model.hardware.systems import NVIDIA_SYSTEM_KEYS, systems
+from model.hardware.systems import NVIDIA_SYSTEM_KEYS, SYSTEM_KEYS, systems
 from model.performance.serving import serve_estimate
 from model.performance.training import train_estimate
-from model.scenario.schema import BASELINE_SYSTEM, ReferenceJobs, Scenario
+from model.scenario.schema import BASELINE_SYSTEM, ReferenceJobs, Scenario, by_year
 
 
 class Problem(Exception):
@@ -123,10 +123,17 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
                                     f"got {sup.slip_probs!r}")
     if abs(sum(sup.slip_probs) - 1.0) > 1e-6:
         fail("supplier.slip_probs", f"expected probabilities summing to 1, got {sup.slip_probs!r}")
-    for table in ("gpus_per_wafer", "nvidia_share_of_system_price"):
-        missing = [k for k in NVIDIA_SYSTEM_KEYS if k not in getattr(sup, table)]
+    for table, keys in (("gpus_per_wafer", SYSTEM_KEYS), ("nvidia_share_of_system_price", NVIDIA_SYSTEM_KEYS)):
+        missing = [k for k in keys if k not in getattr(sup, table)]
         if missing:
             fail(f"supplier.{table}", f"expected a value for every system, missing {', '.join(missing)}")
+    for table in ("reserved_cowos_share", "reserved_hbm_share"):
+        shares = getattr(sup, table)
+        for year in sorted({y for by_vendor in shares.values() for y in by_vendor}):
+            total = sum(by_year(by_vendor, int(year)) for by_vendor in shares.values())
+            if total > 1 + 1e-9:
+                fail(f"supplier.{table}", f"expected the vendors' shares to sum to at most 1 in every year, got "
+                                          f"{total:g} in {year}")
     for path, series in (("supplier.cowos_wafers_per_month", sup.cowos_wafers_per_month),
                          ("supplier.hbm_tb_per_month", sup.hbm_tb_per_month)):
         dates = list(series)
@@ -153,7 +160,26 @@ def _check_relations(s: Scenario, fail: Callable[[str, str], None] = _fail) -> N
     for i, name in enumerate(s.deliver_contracts_of):
         if name not in agents:
             fail(f"deliver_contracts_of.{i}", f"expected an agent, got {name!r}{nearest(name, sorted(agents))}")
+    for vendor, name in sup.owners.items():
+        if name not in agents or name in s.other:
+            fail(f"supplier.owners.{vendor}", f"expected a named agent, got {name!r}"
+                                              f"{nearest(name, sorted(agents - set(s.other)))}")
+    for kind, name in s.named_agents():
+        for k in getattr(s, kind)[name].fleet_start:
+            vendor = systems()[k].vendor
+            if not sup.sold_to_others(k) and sup.owners.get(vendor) != name:
+                fail(f"{kind}.{name}.fleet_start.{k}", f"expected systems sold to others or its own vendor's, got "
+                                                       f"{k!r} ({vendor} sells it to {sup.owners.get(vendor)} only)")
     for i, c in enumerate(s.contracts):
+        if (c.value_usd_bn is None) == (c.gpus is None):
+            fail(f"contracts.{i}", "expected one of value_usd_bn or gpus")
+        if c.gpus is not None and c.system is None:
+            fail(f"contracts.{i}.system", "expected the system the contract's GPUs are of (gpus is given)")
+        if c.system is not None and not sup.sold_to_others(c.system):
+            vendor = systems()[c.system].vendor
+            if sup.owners.get(vendor) != c.provider:
+                fail(f"contracts.{i}.system", f"expected a system the provider can have, got {c.system!r} "
+                                              f"({vendor} sells it to {sup.owners.get(vendor)} only)")
         if c.provider not in agents or c.provider in s.other:
             fail(f"contracts.{i}.provider", f"expected a provider agent, got {c.provider!r}"
                                             f"{nearest(c.provider, sorted(providers))}")

@@ -1,0 +1,91 @@
+"""The shared inputs every accelerator vendor draws on: TSMC's CoWoS packaging (wafers a month) and HBM (TB a month),
+and how a month's capacity is split between vendors.
+
+Mechanism (documented because it decides who ships when capacity is short): each vendor has a reserved share of
+both (long-term agreements booked a year ahead: TSMC's CoWoS allocation and the memory makers' HBM contracts, from
+the public demand-share reports cited in the scenario, by calendar year); the part no modelled vendor reserves is
+used by chips outside the model (other custom ASICs, FPGAs). Each month a vendor gets what it needs up to its
+reservation; what a vendor reserved and cannot use goes to the vendors short of theirs, in proportion to what they
+lack (capacity follows demand and prepayment). So a vendor that orders more than it reserved (a TPU surge) takes
+the slack others leave, and a shortage of either input cuts every vendor's reservation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from model.market.calendar import month_index, year_of
+from model.scenario.schema import Supplier as SupplierParams
+from model.scenario.schema import by_year
+
+RESOURCES = ("cowos_wafers", "hbm_tb")
+
+
+class Need(NamedTuple):
+    """What a vendor needs this month to make its wanted output: CoWoS wafers and HBM TB."""
+
+    cowos_wafers: float
+    hbm_tb: float
+
+
+def anchored_series(points: Mapping[str, float], start: str, n_months: int, growth_multiplier: float) -> np.ndarray:
+    """Monthly values interpolated between dated anchors; growth beyond the first anchor scaled by a multiplier."""
+    xs = [month_index(d, start) for d in points]
+    values = np.asarray(list(points.values()), dtype=float)
+    sourced = np.interp(np.arange(n_months), xs, values)
+    return values[0] + (sourced - values[0]) * growth_multiplier
+
+
+def water_fill(amount: float, lacking: np.ndarray) -> np.ndarray:
+    """Split `amount` in proportion to what each lacks, none given more than it lacks (the excess goes to the
+    others)."""
+    given = np.zeros_like(lacking)
+    left = amount
+    open_ = lacking > 1e-12
+    while left > 1e-9 and open_.any():
+        share = np.where(open_, lacking, 0.0)
+        given = np.minimum(given + left * share / share.sum(), lacking)
+        left = amount - given.sum()
+        open_ = given < lacking - 1e-9
+    return given
+
+
+class Foundry:
+    """Total CoWoS and HBM capacity by month (the scenario's sourced anchors) and the vendors' reserved shares."""
+
+    def __init__(self, params: SupplierParams, vendors: tuple[str, ...], start: str, horizon_months: int):
+        growth = params.supply_growth_multiplier
+        self.vendors = vendors
+        self.total = {"cowos_wafers": anchored_series(params.cowos_wafers_per_month, start, horizon_months, growth),
+                      "hbm_tb": anchored_series(params.hbm_tb_per_month, start, horizon_months, growth)}
+        years = [year_of(start, t) for t in range(horizon_months)]
+        tables = {"cowos_wafers": params.reserved_cowos_share, "hbm_tb": params.reserved_hbm_share}
+        self.share = {r: {v: np.array([by_year(tables[r].get(v, {}), y) for y in years]) for v in vendors}
+                      for r in RESOURCES}
+        self.used = {r: np.zeros(horizon_months) for r in RESOURCES}  # what the vendors were given, by month
+
+    def months(self) -> int:
+        return len(self.total["cowos_wafers"])
+
+    def reserved(self, vendor: str, resource: str) -> np.ndarray:
+        """A vendor's reserved capacity month by month (what it and its buyers plan on)."""
+        return self.total[resource] * self.share[resource][vendor]
+
+    def allocate(self, t: int, needs: Mapping[str, Need]) -> dict[str, Need]:
+        """Month t's capacity given to each vendor: its need up to its reservation, then the reservations others
+        leave unused, in proportion to what each still lacks. A vendor not in `needs` needs nothing this month."""
+        t = min(max(t, 0), self.months() - 1)
+        names = list(dict.fromkeys([*self.vendors, *needs]))
+        given: dict[str, list[float]] = {v: [0.0, 0.0] for v in names}
+        for i, r in enumerate(RESOURCES):
+            want = np.array([needs[v][i] if v in needs else 0.0 for v in names])
+            reserved = np.array([self.total[r][t] * self.share[r][v][t] for v in names])
+            first = np.minimum(want, reserved)
+            extra = water_fill(float((reserved - first).sum()), want - first)
+            for j, v in enumerate(names):
+                given[v][i] = float(first[j] + extra[j])
+            self.used[r][t] = float((first + extra).sum())
+        return {v: Need(*given[v]) for v in needs}

@@ -1,0 +1,150 @@
+"""Every vendor in the market (issue 18): suppliers sharing CoWoS and HBM, buyers choosing between vendors, chips
+not sold to others, announced contracts in a named system."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from model.errors import InputError
+from model.hardware.systems import systems
+from model.market import MarketModel
+from model.market.foundry import Foundry, Need, water_fill
+from model.scenario.loading import apply_overrides, load_scenario_dict
+from model.scenario.validation import check as validate
+
+BASELINE = "scenarios/baseline.toml"
+
+
+@pytest.fixture(scope="module")
+def params():
+    return load_scenario_dict(BASELINE)
+
+
+@pytest.fixture(scope="module")
+def foundry(params):
+    return Foundry(validate(params).supplier, ("NVIDIA", "Google", "AWS", "AMD"), "2024-01", 48)
+
+
+def nvidia_gpus_shipped(model: MarketModel) -> int:
+    sup = model.supplier
+    return sum(sup.units_shipped_total[k] * systems()[k].gpus_per_system for k in sup.keys)
+
+
+def short_run(params: dict, *overrides: str, seed: int = 0) -> MarketModel:
+    model = MarketModel.from_params(apply_overrides(params, ["end=2026-12", *overrides]), seed=seed)
+    model.run()
+    return model
+
+
+def test_water_fill_gives_in_proportion_to_what_is_lacking_and_never_more():
+    given = water_fill(10.0, np.array([2.0, 30.0, 8.0]))
+    assert given.tolist() == pytest.approx([0.5, 7.5, 2.0])
+    assert water_fill(100.0, np.array([1.0, 2.0])).tolist() == pytest.approx([1.0, 2.0])  # never more than lacking
+    assert water_fill(5.0, np.array([0.0, 0.0])).tolist() == [0.0, 0.0]
+
+
+def test_a_vendor_gets_its_reservation_first_and_the_slack_others_leave(foundry):
+    t = 12  # 2025-01
+    total = foundry.total["cowos_wafers"][t]
+    nvidia = foundry.reserved("NVIDIA", "cowos_wafers")[t]
+    alone = foundry.allocate(t, {"NVIDIA": Need(total, 0.0), "Google": Need(0.0, 0.0)})
+    assert alone["NVIDIA"].cowos_wafers > nvidia  # Google's unused reservation goes to NVIDIA
+    # a TPU surge: Google needs all its reservation and more, so NVIDIA gets less (but never under its reservation)
+    surge = foundry.allocate(t, {"NVIDIA": Need(total, 0.0), "Google": Need(total, 0.0)})
+    assert nvidia - 1e-6 <= surge["NVIDIA"].cowos_wafers < alone["NVIDIA"].cowos_wafers
+    assert sum(g.cowos_wafers for g in surge.values()) <= total + 1e-6
+    # what no modelled vendor reserves is used outside the model
+    reserved = sum(foundry.reserved(v, "cowos_wafers")[t] for v in foundry.vendors)
+    assert sum(g.cowos_wafers for g in surge.values()) == pytest.approx(reserved)
+    assert reserved < total
+
+
+def test_reserved_shares_come_from_the_scenario_by_year(params, foundry):
+    shares = params["supplier"]["reserved_cowos_share"]["NVIDIA"]
+    assert foundry.share["cowos_wafers"]["NVIDIA"][0] == shares["2024"]  # 2024-01
+    assert foundry.share["cowos_wafers"]["NVIDIA"][12] == shares["2025"]
+    assert foundry.share["cowos_wafers"]["NVIDIA"][47] == shares[max(shares)]  # later years keep the last
+
+
+def test_an_hbm_shortage_cuts_nvidias_shipments(params):
+    short = copy.deepcopy(params)
+    short["end"] = "2026-12"
+    short["supplier"]["hbm_tb_per_month"] = {d: v * 0.3 for d, v in params["supplier"]["hbm_tb_per_month"].items()}
+    base = short_run(params)
+    scarce = MarketModel.from_params(short, seed=0)
+    scarce.run()
+    assert nvidia_gpus_shipped(scarce) < 0.9 * nvidia_gpus_shipped(base)
+
+
+def test_a_tpu_demand_surge_cuts_nvidias_shipments(params):
+    """Google sells TPUs to every buyer (tpu_surge.toml): TPU orders surge, Google takes the packaging and memory
+    others leave unused, and NVIDIA ships fewer GPUs."""
+    base = short_run(params)
+    surge = short_run(params, 'supplier.sells_to_others=["Google"]')
+    assert nvidia_gpus_shipped(surge) < nvidia_gpus_shipped(base)
+    google = surge.suppliers["Google"]
+    assert sum(google.units_shipped_total.values()) > sum(base.suppliers["Google"].units_shipped_total.values())
+
+
+def test_every_vendor_ships_and_chips_not_sold_to_others_reach_their_owner_only(params):
+    model = short_run(params)
+    for vendor, sup in model.suppliers.items():
+        assert sum(sup.units_shipped_total.values()) > 0, vendor
+    owners = params["supplier"]["owners"]
+    for k in model.system_keys:
+        if not systems()[k].sold_to_others:
+            owner = owners[systems()[k].vendor]
+            assert {b.name for b in model.buyers if b.delivered[k]} <= {owner}, k
+    # AMD's systems are sold to others: more than one buyer takes them
+    amd = {b.name for b in model.buyers for k in model.suppliers["AMD"].keys if b.delivered[k]}
+    assert len(amd) > 1
+
+
+def test_only_the_owner_may_order_a_chip_not_sold_to_others(params):
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-03"]), seed=0)
+    google = model.suppliers["Google"]
+    assert google.may_order("google", "tpu_v7") and not google.may_order("microsoft", "tpu_v7")
+    with pytest.raises(ValueError, match="microsoft may not order tpu_v7"):
+        google.place_order(model.buyer("microsoft"), "tpu_v7", 1, 1.0)
+    assert "tpu_v7" not in model.buyer("microsoft").procurement.candidates
+    assert "tpu_v7" in model.buyer("google").procurement.candidates
+    assert "mi355x" in model.buyer("microsoft").procurement.candidates
+
+
+def test_a_scenario_can_open_a_vendor_to_every_buyer(params):
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-03", 'supplier.sells_to_others=["Google"]']),
+                                    seed=0)
+    assert "tpu_v7" in model.buyer("microsoft").procurement.candidates
+    assert "trn3" not in model.buyer("microsoft").procurement.candidates
+
+
+def test_the_software_discount_lowers_what_a_buyer_counts_on(params):
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-03"]), seed=0)
+    p = model.buyer("microsoft").procurement
+    spec = model.spec.supplier
+    assert spec.discount("mi300x", 2024) < 1 and spec.discount("mi355x", 2026) == 1.0
+    plain = p.capability.value_per_gpu("mi300x", p.terms.training_weight, model.date_of(0), model.date_of(0),
+                                       cluster_gpus=p.cluster_gpus("mi300x"))
+    assert p.value_per_gpu("mi300x", 0) == pytest.approx(spec.discount("mi300x", 2024) * plain)
+
+
+def test_same_seed_same_vendor_shipments(params):
+    a, b = short_run(params, seed=3), short_run(params, seed=3)
+    for v in a.suppliers:
+        assert a.suppliers[v].units_shipped_total == b.suppliers[v].units_shipped_total
+    assert a.market_frame().equals(b.market_frame())
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("supplier.owners.Google=googel", "supplier.owners.Google: expected a named agent, got 'googel'"),
+    ("hyperscaler.microsoft.fleet_start.tpu_v7=1000",
+     "hyperscaler.microsoft.fleet_start.tpu_v7: expected systems sold to others or its own vendor's"),
+    ("supplier.reserved_cowos_share.AMD.2026=0.5",
+     "supplier.reserved_cowos_share: expected the vendors' shares to sum to at most 1 in every year"),
+])
+def test_vendor_inputs_are_checked_with_one_line_errors(params, override, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        validate(apply_overrides(params, [override]))
