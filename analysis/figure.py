@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from analysis.names import KIND_NAMES, agent_name, system_name  # noqa: E402
+from analysis.names import KIND_NAMES, agent_name, system_name, system_vendor  # noqa: E402
 from model.errors import InputError  # noqa: E402
 from model.palette import AGENT_COLORS, SYSTEM_COLORS, agent_color, system_color  # noqa: E402
 from model.results import write_csv, write_file_atomically  # noqa: E402
@@ -72,6 +72,9 @@ def setup() -> None:
                       # Glyphs drawn from their outlines (smooth at 150 dpi) rather than through the font's
                       # hinting programs, which matplotlib 3.11 reruns for every glyph.
                       "text.hinting": "no_hinting"})
+    # The default patch colour "C0" names the colour cycle, which matplotlib resolves again (reading the whole
+    # cycle) for every patch it makes, four spines per panel included; the same colour as hex is looked up once.
+    matplotlib.rcParams["patch.facecolor"] = matplotlib.colors.to_hex(matplotlib.rcParams["patch.facecolor"])
 
 
 def new_figure(height_in: float, **kwargs) -> plt.Figure:
@@ -80,7 +83,9 @@ def new_figure(height_in: float, **kwargs) -> plt.Figure:
 
 
 def sys_name(key: str, vendor: str = "") -> str:
-    """The catalog's name of a system; with `vendor`, the vendor in front unless the name starts with it."""
+    """The catalog's name of a system, other vendors' with their vendor in front ("Google · TPU7x Ironwood"); with
+    `vendor`, that vendor in front (NVIDIA's too) unless the name starts with it."""
+    vendor = vendor or ("" if system_vendor(key) == "NVIDIA" else system_vendor(key))
     return with_vendor(system_name(key), vendor) if vendor else system_name(key)
 
 
@@ -283,12 +288,17 @@ def layout_once(fig: plt.Figure) -> None:
 
 
 def fix_empty_labels(fig: plt.Figure) -> None:
-    """Pin the axis labels that have no text, so drawing does not measure every tick label to place them.
+    """Pin the axis labels that have no text, so drawing does not measure every tick label to place them; leave the
+    spines out of the layout.
 
     Matplotlib places an axis label beside the tick labels of its axes (and of aligned siblings) on every draw, and
-    measures those tick labels to do so, whether or not the label has any text. Most panels have none.
+    measures those tick labels to do so, whether or not the label has any text. Most panels have none. A spine lies
+    on its axes' edge (the theme's ticks have no length), yet measuring it for the layout updates its axis's ticks
+    again.
     """
     for ax in fig.get_axes():
+        for spine in ax.spines.values():
+            spine.set_in_layout(False)
         if not ax.xaxis.label.get_text():
             ax.xaxis.set_label_coords(0.5, 0.0)
         if not ax.yaxis.label.get_text():

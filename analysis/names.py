@@ -34,6 +34,15 @@ def system_name(key: str) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", s.name).strip() or s.name
 
 
+@cache
+def system_vendor(key: str) -> str:
+    """The catalog's vendor of a system ("" when the catalog does not know the key)."""
+    from model.hardware import systems  # lazy: the catalog file is read on the first name asked for
+
+    s = systems().get(key)
+    return s.vendor if s is not None else ""
+
+
 def _read_comment(path: Path) -> list[str]:
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
