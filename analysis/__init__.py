@@ -8,5 +8,6 @@ beside is `analysis/data/` (read by `analysis.record`).
 """
 
 # In the report's order: the race at a glance, then clusters and runs, then money and the market, then sweeps.
-FIGURE_MODULES = ("shares", "capacity", "generations", "timeline", "clusters", "reach", "training", "frontier",
-                  "power", "capex", "revenue", "backlog", "rental", "comparison", "uncertainty", "sensitivity")
+FIGURE_MODULES = ("shares", "capacity", "generations", "vendors", "timeline", "clusters", "reach", "training",
+                  "frontier", "power", "capex", "revenue", "backlog", "rental", "comparison", "uncertainty",
+                  "sensitivity")

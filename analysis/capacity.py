@@ -101,7 +101,8 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     skipped = (f" Showing the first {F.MAX_ROWS} of {len(rs.sources)} inputs in the stacked panels." if
                len(rs.sources) > F.MAX_ROWS else "")
     notes = F.definitions(fig, (
-        f"H100-equivalents online at the end of each month ({F.H100E}), NVIDIA systems only. Small panels: "
+        f"H100-equivalents online at the end of each month ({F.H100E}), "
+        f"{' and '.join(O.vendors_present(rs.agents)) or 'NVIDIA'} systems. Small panels: "
         "the years with public estimates; the model's median (band: 5-95% of runs) beside estimates of the "
         "owner's compute stock "
         "(analysis/data/h100e_by_owner.csv: Epoch AI's chip-owner estimates count TPUs, Trainium and AMD as well and "

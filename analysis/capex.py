@@ -1,7 +1,7 @@
-"""Capex: what each owner has paid for NVIDIA systems since the run's start, beside the capex it announced.
+"""Capex: what each owner has paid for accelerator systems since the run's start, beside the capex it announced.
 
 One small panel per company the public record gives calendar-year capex for, every input a line (cumulative
-spending on NVIDIA systems since the run's first month); markers: the announced capex accumulated over the same
+spending on systems since the run's first month); markers: the announced capex accumulated over the same
 calendar years (reported where reported, else the latest guidance, its range as a bar), and the same times the
 scenario's share of capex that goes to AI systems (the model's budget for them).
 """
@@ -23,7 +23,7 @@ from model.results import ResultSet
 from model.results import outcomes as O
 
 NAME = "capex"
-TITLE = "Cumulative spending on NVIDIA systems beside announced capex"
+TITLE = "Cumulative spending on accelerator systems beside announced capex"
 
 
 def cumulative_record(start_year: int, last_year: int) -> pd.DataFrame:
@@ -128,7 +128,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
         if i % ncols == 0:
             ax.set_ylabel("USD bn, cumulative")
     handles = [Line2D([], [], color=colors[s.label], linewidth=2,
-                      label=f"{titles[s.label]}: paid for NVIDIA systems") for s in rs.sources]
+                      label=f"{titles[s.label]}: paid for systems") for s in rs.sources]
     handles += [Line2D([], [], linestyle="none", marker="o", color=F.RECORD_COLOR,
                        label="announced capex (whole company), summed over calendar years"),
                 Line2D([], [], linestyle="none", marker="s", markerfacecolor="white", markeredgecolor=F.RECORD_COLOR,
@@ -136,7 +136,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     F.legend_outside(body, handles, ncols=min(len(handles), 3))
     F.title(fig, TITLE)
     notes = F.definitions(fig, (
-        "Model: capex_usd_cumulative, money paid for NVIDIA systems on shipment since the run's first month "
+        "Model: capex_usd_cumulative, money paid for the systems bought, on shipment, since the run's first month "
         "(buildings and power are not in it). Record: analysis/data/capex_by_owner.csv, each company's capex per "
         "calendar year (reported, else the latest guidance; bars span a guided range) summed from the company's first "
         "year with a figure in the run (the model's line counts from the same January) until the first year without "

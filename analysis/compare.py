@@ -7,7 +7,9 @@ A result folder is a sweep of one run, so both go through the same statistics (c
 - per system and milestone (first_delivery, first_online, first_cluster_at_scale): the month by which 5%, 50%, 95%
   of the runs that saw it had it, the most frequent first agent and its frequency;
 - at the horizon end: total H100e and the largest cluster of a named agent; NVIDIA revenue per fully simulated
-  calendar year and NVIDIA fiscal year (median and 5-95% across runs).
+  calendar year and NVIDIA fiscal year (median and 5-95% across runs);
+- each vendor's share of all H100e at the horizon end and of the H100e shipped during the run (median and 5-95%);
+  every system is shown with its vendor.
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ def summarise(src: Source, path: str | None = None) -> dict[str, Any]:
     for r in O.leaders_across_runs(O.standings(src.agents, at="year_ends")).itertuples():
         leaders[O.month_text(r.date)] = {"agent": r.agent, "frequency": r.frequency, "share": _spread_of(r, "share")}
     firsts: dict[str, dict[str, dict[str, Any]]] = {event: {} for event in O.FIRST_EVENTS}
-    for r in O.firsts_across_runs(O.firsts(src.events, src.agents), src.n_runs).itertuples():
-        firsts[r.event][r.system] = {"date_median": O.month_text(r.date), "date_p05": O.month_text(r.date_p05),
+    first = O.firsts_across_runs(O.firsts(src.events, src.agents), src.n_runs)
+    vendor = O.system_facts(list(dict.fromkeys(first["system"])))["vendor"].to_dict() if len(first) else {}
+    for r in first.itertuples():
+        firsts[r.event][r.system] = {"vendor": vendor[r.system],
+                                     "date_median": O.month_text(r.date), "date_p05": O.month_text(r.date_p05),
                                      "date_p95": O.month_text(r.date_p95), "agent": r.agent,
                                      "agent_frequency": r.agent_frequency, "runs_with_event": int(r.runs_with_event),
                                      "runs": int(r.runs)}
@@ -54,7 +59,28 @@ def summarise(src: Source, path: str | None = None) -> dict[str, Any]:
     for section, (period, _) in REVENUE_SECTIONS.items():
         rev = O.revenue(src.market, period)
         summary[section] = {str(p): O.spread(g["nvidia_revenue_usd"]) for p, g in rev.groupby("period", sort=False)}
+    summary["vendor_share_h100e"] = vendor_shares(src)
     return summary
+
+
+def vendor_shares(src: Source) -> dict[str, dict[str, dict[str, float]]]:
+    """{"online_at_end": {vendor: spread}, "shipped": {vendor: spread}}: each vendor's share of all H100e online at
+    the horizon end and of all H100e shipped during the run, across runs (vendors of the catalog's systems)."""
+    online = O.compute_shares(src.agents, "vendor", at="end")
+    ship = O.shipment_shares(src.market, "month", partial="flag")
+    per_run = ship.groupby(["run", "vendor"])["h100e"].sum() if "run" in ship.columns else \
+        ship.groupby("vendor")["h100e"].sum()
+    total = per_run.groupby(level="run").transform("sum") if "run" in ship.columns else per_run.sum()
+    shipped = (per_run / total).rename("share").reset_index()
+    order = O.vendors_present(src.agents)
+    order += sorted((set(online["vendor"]) | set(shipped["vendor"])) - set(order))
+    out: dict[str, dict[str, dict[str, float]]] = {"online_at_end": {}, "shipped": {}}
+    for key, frame in (("online_at_end", online), ("shipped", shipped)):
+        for v in order:
+            values = frame.loc[frame["vendor"] == v, "share"].fillna(0.0)
+            if len(values):
+                out[key][v] = O.spread(values)
+    return out
 
 
 def compare(paths: Sequence[Path | str]) -> list[dict]:
@@ -104,13 +130,21 @@ def table_rows(summaries: list[dict]) -> list[tuple[str, list[str]]]:
                 cells.append(f"{e['agent']} {e['share']['median']:.0%} (leads {e['frequency']:.0%} of runs)")
         rows.append((f"H100e leader {year}", cells))
     systems = _systems_in_order(summaries)
+    vendor = {k: e["vendor"] for s in summaries for ev in s["firsts"].values() for k, e in ev.items()}
     for event in O.FIRST_EVENTS:
         for system in systems:
-            rows.append((f"{event} {system}", [_first_cell(s["firsts"][event].get(system), one) for s, one in pairs]))
+            rows.append((f"{event} {system} ({vendor[system]})",
+                         [_first_cell(s["firsts"][event].get(system), one) for s, one in pairs]))
     rows.append(("horizon end", [s["end"]["date"] for s in summaries]))
     rows.append(("total H100e at end (M)", [_interval(s["end"]["total_h100e"], 1e6, ".2f", one) for s, one in pairs]))
     rows.append(("largest cluster at end (GPUs)",
                  [_interval(s["end"]["largest_cluster_gpus"], 1, ",.0f", one) for s, one in pairs]))
+    for key, label in (("online_at_end", "share of H100e online at end"), ("shipped", "share of H100e shipped")):
+        vendors = list(dict.fromkeys(v for s in summaries for v in s["vendor_share_h100e"][key]))
+        for v in vendors:
+            cells = [_interval(s["vendor_share_h100e"][key][v], 0.01, ".1f", one) + "%"
+                     if v in s["vendor_share_h100e"][key] else "-" for s, one in pairs]
+            rows.append((f"{v} {label}", cells))
     for section, (_, label) in REVENUE_SECTIONS.items():
         periods = sorted({p for s in summaries for p in s[section]})
         for period in periods:
@@ -160,6 +194,10 @@ def long_table(summaries: list[dict]) -> pd.DataFrame:
         for metric in ("total_h100e", "largest_cluster_gpus"):
             for k, v in s["end"][metric].items():
                 add("horizon_end", metric, k, v)
+        for key, shares in s["vendor_share_h100e"].items():
+            for vendor, spread in shares.items():
+                for k, v in spread.items():
+                    add(f"vendor_share_h100e_{key}", vendor, k, v)
         for section in REVENUE_SECTIONS:
             for period, spread in s[section].items():
                 for k, v in spread.items():

@@ -67,13 +67,17 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
             F.date_axis(ax, absolute.index.min(), absolute.index.max())
         what = describe_runs(src).replace("median and 5-95% range", "mean")
         sub.suptitle(f"{titles[src.label]}: {what}", fontsize=10, fontweight="normal", x=0.01, ha="left")
-    F.legend_outside(rows[len(sources) - 1], [Patch(color=c, label=F.sys_name(s)) for s, c in
-                                              zip(used, colors, strict=True)], ncols=min(len(used), 8))
+    vendor_of = data.drop_duplicates("system").set_index("system")["vendor"].to_dict()
+    several = len({vendor_of.get(s) for s in used}) > 1  # then each system is named with its vendor
+    F.legend_outside(rows[len(sources) - 1], [Patch(color=c, label=F.sys_name(s, vendor_of.get(s, "")) if several
+                                                    else F.sys_name(s)) for s, c in zip(used, colors, strict=True)],
+                     ncols=min(len(used), 6 if several else 8))
     F.title(fig, TITLE)
     notes = F.definitions(fig, (
         f"GPUs online of each system (the agents table's gpus_online_<system>) times the catalog's H100e per GPU "
-        f"({F.H100E}); all owners, the rest of the market included. Systems in the catalog's order, oldest at the "
-        "bottom; a counted GPU is a package (a B200 is one GPU of two dies)."))
+        f"({F.H100E}, for every vendor); all owners, the rest of the market included. Systems in the catalog's "
+        "order (NVIDIA's, then Google's TPUs in teal, AWS's Trainium in browns, AMD's Instinct in reds), oldest at "
+        "the bottom; a counted GPU is a package (a B200 is one GPU of two dies; a TPU or Trainium is one chip)."))
     return [F.save(fig, out, NAME, TITLE, {"": data}, notes)]
 
 

@@ -13,24 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from model.results import ResultSet, Source
+from model.results.names import agent_name
 
 ROOT = Path(__file__).resolve().parents[1]
-AGENT_NAMES = {
-    "microsoft": "Microsoft", "aws": "AWS", "google": "Google", "meta": "Meta", "oracle": "Oracle",
-    "coreweave": "CoreWeave", "nebius": "Nebius", "lambda": "Lambda", "crusoe": "Crusoe", "nscale": "Nscale",
-    "openai": "OpenAI", "anthropic": "Anthropic", "xai": "xAI", "google_deepmind": "Google DeepMind",
-    "meta_ai": "Meta (lab)", "rest_of_market": "Rest of market",
-}
 KIND_NAMES = {"hyperscaler": "Hyperscalers", "neocloud": "Neoclouds", "lab": "AI labs", "other": "Rest of market"}
 KIND_SINGULAR = {"hyperscaler": "hyperscaler", "neocloud": "neocloud", "lab": "lab", "other": "rest of market"}
 UNIT_SUFFIXES = (("_usd_bn", "USD bn"), ("_usd", "USD"), ("_months", "months"), ("_days", "days"), ("_mw", "MW"),
                  ("_gpus", "GPUs"), ("_years", "years"), ("_h100e", "H100e"))
 SECTIONS = {"supplier": "NVIDIA supply", "kinds": "", "frontier": "Frontier runs", "rental": "Rental price"}
-
-
-def agent_name(key: str) -> str:
-    """Display name of an agent key ("xai" -> "xAI"); unknown keys are shown with spaces, capitalised."""
-    return AGENT_NAMES.get(key) or key.replace("_", " ").capitalize()
 
 
 @cache
@@ -42,6 +32,15 @@ def system_name(key: str) -> str:
     if s is None:
         return key
     return re.sub(r"\s*\([^)]*\)\s*$", "", s.name).strip() or s.name
+
+
+@cache
+def system_vendor(key: str) -> str:
+    """The catalog's vendor of a system ("" when the catalog does not know the key)."""
+    from model.hardware import systems  # lazy: the catalog file is read on the first name asked for
+
+    s = systems().get(key)
+    return s.vendor if s is not None else ""
 
 
 def _read_comment(path: Path) -> list[str]:

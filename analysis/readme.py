@@ -42,7 +42,7 @@ SCENARIO_YEARS = (2025, 2026, 2027)  # revenue columns of the scenario table; th
 FIGURES = {"shares": "figure_shares.png", "clusters": "figure_clusters.png", "timeline": "figure_timeline.png",
            "revenue": "figure_revenue.png", "sensitivity": "figure_sensitivity.png"}
 BASELINE_FIGURES = (shares, clusters, timeline, revenue_figure)  # drawn from the baseline's seeds
-README_FIGURE_WIDTH_PX = 1200  # half the report's 200-dpi width: sharp on screen, small in the repository
+README_FIGURE_WIDTH_PX = 1200  # two thirds of the report's 150-dpi width: sharp on screen, small in the repository
 
 
 @cache

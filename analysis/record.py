@@ -42,7 +42,7 @@ class RecordFile:
 
 def owner_agent(owner: str) -> str | None:
     """The model's agent for an owner named in the record, or None ("Big-4 (...)", "World", Tesla)."""
-    from analysis.names import AGENT_NAMES
+    from model.results.names import AGENT_NAMES
 
     text = str(owner).strip().lower()
     if text in OWNER_ALIASES:

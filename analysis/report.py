@@ -86,14 +86,23 @@ def summary(rs: ResultSet, label: str, title: str) -> Section:
     h = O.band(named, ["agent", "kind"], "h100e").sort_values(["h100e", "agent"], ascending=[False, True])
     c = O.band(named, ["agent"], "largest_cluster_gpus").set_index("agent")
     fr = O.band(named, ["agent"], "frontier_run_days").set_index("agent")
+    vendors = O.vendors_present(agents)
+    several = len(vendors) > 1  # then each owner's compute and cluster is told by vendor
+    by_vendor = _vendor_split(agents) if several else {}
     rows = []
     for r in h.head(TOP).itertuples():
         cl = c.loc[r.agent]
         rows.append([agent_name(r.agent), r.kind, _num(r.h100e, r.h100e_p05, r.h100e_p95, src.n_runs, 1e6, ".2f"),
+                     *([by_vendor.get(r.agent, "-")] if several else []),
                      _num(cl["largest_cluster_gpus"], cl["largest_cluster_gpus_p05"], cl["largest_cluster_gpus_p95"],
                           src.n_runs, 1, ",.0f")])
-    section.tables.append(Table(f"H100e leaders at {end:%Y-%m}{ranged}{note}", "",
-                                ["agent", "kind", "H100e (millions)", "largest cluster (GPUs)"], rows))
+    section.tables.append(Table(f"H100e leaders at {end:%Y-%m}{ranged}{note}",
+                                "H100e counts every vendor's chips by dense BF16 FLOP/s relative to H100's; by "
+                                "vendor: each owner's H100e split by vendor (mean across runs)." if several else "",
+                                ["agent", "kind", "H100e (millions)", *(["by vendor"] if several else []),
+                                 "largest cluster (GPUs)"], rows))
+    if several:
+        section.tables.append(_vendor_table(agents, rs.market[rs.market["label"] == label], end))
 
     first = O.firsts_across_runs(O.firsts(rs.events[rs.events["label"] == label], agents), src.n_runs)
     at_scale = src.scenario_params.get("at_scale_gpus")
@@ -117,16 +126,58 @@ def summary(rs: ResultSet, label: str, title: str) -> Section:
         "" if rows else "(no events)", ["system", "first delivery", "first online", scale], rows))
 
     rows = []
+    cluster_vendor = _cluster_vendors(agents) if several else {}
     for agent, r in c.sort_values("largest_cluster_gpus", ascending=False).head(TOP).iterrows():
         f = fr.loc[agent]
         rows.append([agent_name(agent), _num(r["largest_cluster_gpus"], r["largest_cluster_gpus_p05"],
                                              r["largest_cluster_gpus_p95"], src.n_runs, 1, ",.0f"),
+                     *([cluster_vendor.get(agent, "-")] if several else []),
                      _num(f["frontier_run_days"], f["frontier_run_days_p05"], f["frontier_run_days_p95"],
                           src.n_runs, 1, ".0f")])
     section.tables.append(Table(f"Largest clusters at {end:%Y-%m}{ranged}",
-                                "largest_cluster_gpus: " + O.largest_cluster_meaning(rs.agents.columns) + ".",
-                                ["agent", "largest cluster (GPUs)", "days to train the reference run"], rows))
+                                "largest_cluster_gpus: " + O.largest_cluster_meaning(rs.agents.columns) + "."
+                                + (" vendor: of that cluster's systems (the most frequent across runs)."
+                                   if several else ""),
+                                ["agent", "largest cluster (GPUs)", *(["vendor"] if several else []),
+                                 "days to train the reference run"], rows))
     return section
+
+
+def _vendor_split(agents: pd.DataFrame) -> dict[str, str]:
+    """{agent: "NVIDIA 60%, Google 40%"}: each owner's H100e at the end by vendor (mean share across runs)."""
+    split = O.owner_compute_by_vendor(agents, at="end")
+    runs = split.groupby("agent")["run"].transform("nunique") if "run" in split.columns else 1
+    mean = (split.assign(w=split["share"] / runs).groupby(["agent", "vendor"])["w"].sum()
+            .sort_values(ascending=False))
+    return {agent: ", ".join(f"{v} {w:.0%}" for (_, v), w in part.items() if w >= 0.005)
+            for agent, part in mean.groupby(level="agent", sort=False)}
+
+
+def _cluster_vendors(agents: pd.DataFrame) -> dict[str, str]:
+    """{agent: vendor of its largest cluster at the end} (most frequent across runs; "-" when it has none)."""
+    if "largest_cluster_systems" not in agents.columns:
+        return {}
+    c = O.largest_clusters(agents, at="end")
+    c = c[c["largest_cluster_vendor"] != ""]
+    return {agent: O.mode(g["largest_cluster_vendor"])[0] for agent, g in c.groupby("agent")}
+
+
+def _vendor_table(agents: pd.DataFrame, market: pd.DataFrame, end: pd.Timestamp) -> Table:
+    """Each vendor's share of all compute at the end and of what shipped over the run (H100e and GPUs)."""
+    compute = O.mean_shares(O.compute_shares(agents, "vendor", at="end"), "vendor").set_index("vendor")
+    ship = O.shipment_shares(market, "month", partial="flag")
+    keys = O.run_keys(ship)
+    total = ship.groupby([*keys, "vendor"])[["gpus", "h100e"]].sum()
+    share = total / total.groupby(level=keys).transform("sum")
+    shipped = share.groupby(level="vendor").mean()
+    order = sorted(compute.index, key=lambda v: (v != "NVIDIA", -compute.loc[v, "share"], v))
+    rows = [[v, f"{compute.loc[v, 'share']:.1%}",
+             f"{shipped.loc[v, 'h100e']:.1%}" if v in shipped.index else "-",
+             f"{shipped.loc[v, 'gpus']:.1%}" if v in shipped.index else "-"] for v in order]
+    return Table(f"Vendors: share of compute at {end:%Y-%m} and of everything shipped during the run",
+                 "H100e: dense BF16 FLOP/s relative to H100's, every vendor alike; GPUs: packages or chips; mean "
+                 "across runs.", ["vendor", "share of H100e online", "share of H100e shipped",
+                                  "share of GPUs shipped"], rows)
 
 
 # -- Markdown ---------------------------------------------------------------------------------------------------------

@@ -64,12 +64,14 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
         if src.n_runs > 1:
             err = np.vstack([r["nvidia_revenue_usd"] - r["nvidia_revenue_usd_p05"],
                              r["nvidia_revenue_usd_p95"] - r["nvidia_revenue_usd"]]) / 1e9
-        ax.bar(x[full], r.loc[full, "nvidia_revenue_usd"] / 1e9, width=width, color=colors[src.label], alpha=0.85,
-               yerr=None if err is None else err[:, full], error_kw={"elinewidth": 0.8, "capsize": 1.5})
-        ax.bar(x[~full], r.loc[~full, "nvidia_revenue_usd"] / 1e9, width=width, color=colors[src.label], alpha=0.3)
+        F.bars(ax, x[full], r.loc[full, "nvidia_revenue_usd"] / 1e9, width, colors[src.label], alpha=0.85)
+        if err is not None:
+            ax.errorbar(x[full], r.loc[full, "nvidia_revenue_usd"] / 1e9, yerr=err[:, full], fmt="none",
+                        ecolor="0.2", elinewidth=0.8, capsize=1.5)
+        F.bars(ax, x[~full], r.loc[~full, "nvidia_revenue_usd"] / 1e9, width, colors[src.label], alpha=0.3)
         both = r[r["model_vs_reported"].notna()]
-        ratio.bar(both["period_start"] + pd.to_timedelta(45 + (i - (n - 1) / 2) * width, unit="D"),
-                  both["model_vs_reported"], width=width, color=colors[src.label], alpha=0.85)
+        F.bars(ratio, both["period_start"] + pd.to_timedelta(45 + (i - (n - 1) / 2) * width, unit="D"),
+               both["model_vs_reported"], width, colors[src.label], alpha=0.85)
     ax.plot(reported["quarter_start"] + pd.Timedelta(days=45), reported["dc_revenue_usd_bn"], marker="D",
             color=F.RECORD_COLOR, markerfacecolor="white", markeredgewidth=1.3, linewidth=1.2, markersize=5, zorder=5)
     last = reported.iloc[-1]
@@ -90,8 +92,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     wide = s.pivot(index="period_start", columns="system", values="gpus").reindex(columns=systems).fillna(0.0)
     bottom = np.zeros(len(wide))
     for k in systems:
-        mix.bar(wide.index + pd.Timedelta(days=45), wide[k] / 1e6, width=80, bottom=bottom, color=F.system_color(k),
-                linewidth=0)
+        F.bars(mix, wide.index + pd.Timedelta(days=45), wide[k] / 1e6, 80, F.system_color(k), bottom=bottom)
         bottom += wide[k].to_numpy() / 1e6
     mix.set_ylabel("GPUs shipped\n(millions)")
     mix.set_title(f"GPUs shipped per fiscal quarter by system ({titles[first.label]}"

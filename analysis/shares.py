@@ -20,6 +20,7 @@ from analysis import record
 from analysis.cli import DEFAULT_OPTIONS, Options, module_main
 from analysis.names import describe_runs, input_titles
 from analysis.summaries import KIND_ORDER, kinds_in
+from model.palette import vendor_color
 from model.results import ResultSet
 from model.results import outcomes as O
 
@@ -53,7 +54,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     t = tables(rs)
     titles = input_titles(rs)
     sources = rs.sources[:F.MAX_ROWS]
-    vendors = sorted(t["vendor"]["vendor"].unique())
+    vendors = O.vendors_present(rs.agents)
     ncols = 3 if len(vendors) > 1 else 2
     fig = F.new_figure(3.0 * len(sources) + 2.2)
     rows = np.atleast_1d(fig.subfigures(len(sources), 1, squeeze=False)).ravel()
@@ -69,7 +70,8 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
         axes = sub.subplots(1, ncols, sharex=True, width_ratios=[1.25, 1, 1][:ncols])
         lab = src.label
         _stack(axes[0], t["owner"][t["owner"]["label"] == lab], "agent", owners, F.agent_palette(owners))
-        axes[0].set_title("by owner (hyperscalers from the bottom, then neoclouds, labs, rest of market)",
+        axes[0].set_title("by owner (hyperscalers from the bottom, then neoclouds, labs, rest of market)"
+                          if ncols == 2 else "by owner (from the bottom: hyperscalers, neoclouds, labs, rest)",
                           fontsize=9)
         _stack(axes[1], t["kind"][t["kind"]["label"] == lab], "kind", kind_order,
                {k: kind_colors.get(k, F.agent_color(k)) for k in kind_order})
@@ -82,7 +84,7 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
             axes[1].annotate(f"{r.share:.0%}", (r.month, r.share), xytext=(4, 4), textcoords="offset points",
                              fontsize=7.5, color=F.RECORD_COLOR)
         if ncols == 3:
-            palette = {v: F.system_color(v) for v in vendors}
+            palette = {v: vendor_color(v) for v in vendors}
             _stack(axes[2], t["vendor"][t["vendor"]["label"] == lab], "vendor", vendors, palette)
             axes[2].set_title("by vendor", fontsize=9)
         for ax in axes:
@@ -95,20 +97,24 @@ def make(rs: ResultSet, out: Path, opts: Options = DEFAULT_OPTIONS) -> list[F.Fi
     kind_handles = [Patch(color=kind_colors.get(k, F.agent_color(k)), label=F.KIND_TITLES.get(k, k))
                     for k in kind_order]
     kind_handles.append(Line2D([], [], linestyle="none", marker="D", markerfacecolor="white",
-                               markeredgecolor=F.RECORD_COLOR, label="Epoch AI: top-5 hyperscalers' share of world "
-                               "AI compute (owned, all vendors)"))
-    F.legend_below(last[0], owner_handles, ncols=5)
-    F.legend_below(last[1], kind_handles, ncols=2)
+                               markeredgecolor=F.RECORD_COLOR, label="Epoch AI: top-5 hyperscalers' share of world"
+                               + ("\n" if ncols == 3 else " ") + "AI compute (owned, all vendors)"))
+    F.legend_below(last[0], owner_handles, ncols=5 if ncols == 2 else 3)  # three panels: narrower legends
+    F.legend_below(last[1], kind_handles, ncols=2 if ncols == 2 else 1)
+    if ncols == 3:
+        F.legend_below(last[2], [Patch(color=vendor_color(v), label=v) for v in vendors], ncols=2)
     F.title(fig, TITLE)
     vendor_note = ("Vendor: every system in these results is NVIDIA's, so there is no vendor panel; it appears when "
                    "the catalog's systems carry other vendors (TPU, Trainium, AMD)." if ncols == 2 else
-                   "Vendor shares weigh each system's GPUs by the catalog's H100e per GPU.")
+                   "Vendor shares weigh each system's GPUs by the catalog's H100e per GPU (dense BF16, every "
+                   "vendor alike); shipments by vendor are in the vendors figure.")
     skipped = (f" Showing the first {F.MAX_ROWS} of {len(rs.sources)} inputs." if len(rs.sources) > F.MAX_ROWS
                else "")
     notes = F.definitions(fig, (
         f"Share of all H100e online in each month ({F.H100E}); the rest of the market, an aggregate of many buyers, "
         "counts in every total. The Epoch AI points (analysis/data/h100e_by_owner.csv) count every accelerator "
-        "vendor and ownership, not use; the model counts NVIDIA systems. " + vendor_note + skipped))
+        f"vendor and ownership, not use; the model counts {', '.join(vendors) or 'no'} systems. " + vendor_note
+        + skipped))
     return [F.save(fig, out, NAME, TITLE, {"": t["owner"], "kind": t["kind"], "vendor": t["vendor"],
                                            "record": t["record"]}, notes)]
 

@@ -66,7 +66,8 @@ def _heatmap(ax, d: pd.DataFrame, agents: list[str], systems: list[str], runs: i
             if text[i][j]:  # an empty (white) cell: never in the run
                 dark = grid[i, j] <= 2
                 ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
-                        color="white" if dark else "0.1", fontweight="bold" if grid[i, j] == 0 else "normal")
+                        color="white" if dark else "0.1", fontweight="bold" if grid[i, j] == 0 else "normal",
+                        in_layout=False)  # inside its cell: the layout need not measure it
     ax.set_xticks(range(len(systems)), [F.sys_name(s) for s in systems], rotation=30, ha="right", fontsize=7.5)
     ax.set_yticks(range(len(agents)), [F.agent_label(a) for a in agents], fontsize=8)
     ax.grid(False)

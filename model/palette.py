@@ -65,6 +65,14 @@ SYSTEM_COLORS: dict[str, str] = {
     "mi450_helios": "#67000d",
 }
 
+# Vendors, for shares by vendor: each the hue of its systems' family (NVIDIA a green of its own, not a generation's).
+VENDOR_COLORS: dict[str, str] = {
+    "NVIDIA": "#5a9e1b",
+    "Google": "#35978f",
+    "AWS": "#bf812d",
+    "AMD": "#cb181d",
+}
+
 # For figures that need a pair meaning "raises" / "lowers" (not agents): a blue and a red that differ for readers
 # with red-green colour blindness too.
 POSITIVE_COLOR = "#1f6fd1"
@@ -86,3 +94,8 @@ def agent_color(name: str) -> str:
 def system_color(key: str) -> str:
     """The system's colour (a hex string), the same everywhere."""
     return SYSTEM_COLORS.get(key) or _stable(key)
+
+
+def vendor_color(name: str) -> str:
+    """The vendor's colour (a hex string), the same everywhere."""
+    return VENDOR_COLORS.get(name) or _stable(name)

@@ -68,6 +68,15 @@ def report_dir(short_run, small_sweep, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def vendor_run(short_run, tmp_path_factory) -> Path:
+    """`short_run` with part of Google's, AWS's and the rest of the market's compute on TPUs, Trainium and AMD
+    (`vendor_tables.vendorize`): what the outputs show once the market sells other vendors' systems."""
+    from vendor_tables import vendorize
+
+    return vendorize(short_run, tmp_path_factory.mktemp("vendors") / "vendor_run")
+
+
 # -- hand-made tables with known answers ----------------------------------------------------------------------------
 def month(text: str) -> pd.Timestamp:
     return pd.Timestamp(f"{text}-01")

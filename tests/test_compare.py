@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import SWEEP_RUNS
 
-from analysis.compare import compare
+from analysis.compare import compare, format_table, long_table
 from model.cli import main
 
 
@@ -162,3 +163,30 @@ def test_bad_inputs_exit_2(short_run, tmp_path, capsys, args, expected):
     assert main(["compare", *(a.format(**fill) for a in args)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expected.format(**fill) in err, err
+
+
+def test_compare_shows_vendor_beside_system_and_vendor_shares(short_run, vendor_run):
+    from model.hardware import systems
+
+    plain, vendors = compare([short_run, vendor_run])
+    assert plain["vendor_share_h100e"]["online_at_end"] == {"NVIDIA": {"median": 1.0, "p05": 1.0, "p95": 1.0}}
+    t = tables(vendor_run)
+    a, m = t["agents"], t["market"]
+    end = a[a["date"] == a["date"].max()]
+    catalog = systems()
+    google = (end["gpus_online_tpu_v7"] * catalog["tpu_v7"].h100e_per_gpu).sum()
+    got = vendors["vendor_share_h100e"]["online_at_end"]
+    assert set(got) == {"NVIDIA", "Google", "AWS", "AMD"}
+    assert got["Google"]["median"] == pytest.approx(google / end["h100e"].sum(), rel=1e-6)
+    assert sum(v["median"] for v in got.values()) == pytest.approx(1.0)
+    shipped = {k: (m[f"units_shipped_{k}"] * catalog[k].gpus_per_system * catalog[k].h100e_per_gpu).sum()
+               for k in catalog if f"units_shipped_{k}" in m.columns}
+    tpu = shipped["tpu_v7"] / sum(shipped.values())
+    assert vendors["vendor_share_h100e"]["shipped"]["Google"]["median"] == pytest.approx(tpu, rel=1e-6)
+    assert all(e["vendor"] == catalog[k].vendor for ev in vendors["firsts"].values() for k, e in ev.items())
+    text = format_table([plain, vendors])
+    assert re.search(r"^first_online gb300_nvl72 \(NVIDIA\) ", text, re.M)
+    assert re.search(r"^Google share of H100e online at end +- +\d+\.\d%$", text, re.M)
+    long = long_table([vendors])
+    assert set(long.loc[long["section"] == "vendor_share_h100e_shipped", "item"]) == {"NVIDIA", "Google", "AWS",
+                                                                                      "AMD"}

@@ -408,3 +408,56 @@ def test_real_run_generation_mix_adds_up_to_the_agents_h100e(short_run):
     assert len(runs) and runs["flop"].notna().all() and (runs["kind"] == "lab").all()
     reach = O.lab_compute(src.agents, src.events)
     assert (reach["reachable_h100e"] >= reach["owned_h100e"]).all() and (reach["contracted_h100e"] > 0).any()
+
+
+# -- other vendors (issue 18): outcomes on tables holding TPUs, Trainium and AMD systems -----------------------------
+def test_owner_compute_counts_every_vendor_in_h100e_of_dense_bf16():
+    a = agents_table([("2025-01", "google", "hyperscaler", 0), ("2025-01", "openai", "lab", 0),
+                      ("2025-01", "rest_of_market", "other", 0)])
+    a["gpus_online_hgx_h100"] = [0, 100, 50]
+    a["gpus_online_tpu_v7"] = [1000, 0, 0]
+    a["gpus_online_mi355x"] = [0, 200, 0]
+    a["gpus_online_trn2"] = [0, 0, 0]
+    got = O.owner_compute_by_vendor(a).set_index(["agent", "vendor"])
+    tpu, mi = _catalog("tpu_v7"), _catalog("mi355x")
+    assert got.loc[("google", "Google"), "h100e"] == pytest.approx(1000 * tpu.bf16_dense_tflops / 989.0)
+    assert got.loc[("openai", "AMD"), "h100e"] == pytest.approx(200 * mi.bf16_dense_tflops / 989.0)
+    assert got.loc[("openai", "NVIDIA"), "gpus"] == 100
+    assert ("google", "NVIDIA") not in got.index and "AWS" not in got.index.get_level_values("vendor")
+    owner_share = got["share"].groupby(level="agent").sum()
+    assert owner_share.to_numpy() == pytest.approx(np.ones(len(owner_share)))
+    assert O.vendors_present(a) == ["NVIDIA", "AMD", "Google"]
+    shares = O.compute_shares(a, by="vendor").set_index("vendor")
+    total = got["h100e"].sum()
+    assert shares["share"].sum() == pytest.approx(1.0)
+    assert shares.loc["Google", "share"] == pytest.approx(got.loc[("google", "Google"), "h100e"] / total)
+    assert shares.loc["AWS", "share"] == 0.0
+
+
+def test_largest_cluster_by_owner_names_its_vendor_from_the_catalog():
+    a = agents_table([("2025-01", "google", "hyperscaler", 0, 9216), ("2025-01", "aws", "hyperscaler", 0, 500_000),
+                      ("2025-01", "xai", "lab", 0, 200_000), ("2025-01", "rest_of_market", "other", 0, 900_000),
+                      ("2025-01", "meta", "hyperscaler", 0, 0)])
+    a["largest_cluster_systems"] = ["tpu_v7", "trn2_ultraserver+trn2", "gb200_nvl72+hgx_h100", "hgx_h100", ""]
+    got = O.largest_clusters(a)
+    assert got["agent"].tolist() == ["aws", "xai", "google", "meta", "rest_of_market"]  # the aggregate last
+    assert got.set_index("agent")["largest_cluster_vendor"].to_dict() == {
+        "aws": "AWS", "xai": "NVIDIA", "google": "Google", "meta": "", "rest_of_market": "NVIDIA"}
+    mixed = O.vendors_of(pd.Series(["mi355x+hgx_b200+mi300x", "unknown_key"]))
+    assert mixed.tolist() == ["AMD+NVIDIA", O.UNKNOWN_VENDOR]
+
+
+def test_vendor_shares_of_shipments_per_quarter_in_gpus_and_h100e():
+    m = market_table("2025-02", [0.0, 0.0, 0.0])  # Q1 FY2026, complete
+    m["units_shipped_gb300_nvl72"] = [1, 0, 1]  # 144 GPUs
+    m["units_shipped_tpu_v7"] = [0, 2, 0]  # 128 chips
+    m["units_shipped_mi355x"] = [0, 0, 0]
+    got = O.shipment_shares(m).set_index("vendor")
+    assert got.loc["NVIDIA", "gpus"] == 144 and got.loc["Google", "gpus"] == 128 and got.loc["AMD", "gpus"] == 0
+    assert got.loc["NVIDIA", "share_gpus"] == pytest.approx(144 / 272)
+    h_nv = 144 * _catalog("gb300_nvl72").bf16_dense_tflops / 989.0
+    h_tpu = 128 * _catalog("tpu_v7").bf16_dense_tflops / 989.0
+    assert got.loc["Google", "share_h100e"] == pytest.approx(h_tpu / (h_nv + h_tpu))
+    assert bool(got["complete"].all()) and set(got["period"]) == {"Q1 FY2026"}
+    by_system = O.shipment_shares(m, by="system")
+    assert by_system["share_gpus"].sum() == pytest.approx(1.0)

@@ -131,7 +131,8 @@ def test_a_users_path_through_the_app(gb300_first, tmp_path, record_property):
         page.wait_for_function("() => [...document.querySelectorAll('.airace-event-table tbody tr')].every("
                                "r => r.children[3].innerText === 'GB300 NVL72' && r.children[1].innerText === "
                                "'first online')")
-        rows = [r for r in page.locator(".airace-event-table tbody tr").all_inner_texts() if "rest of market" not in r]
+        rows = [r for r in page.locator(".airace-event-table tbody tr").all_inner_texts()
+                if agent_label("rest_of_market") not in r]
         assert rows[-1].split("\t")[:3] == [f"{gb300_first['date']:%Y-%m}", "first online",
                                             agent_label(gb300_first["agent"])]
 

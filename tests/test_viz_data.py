@@ -313,7 +313,7 @@ def test_every_chart_is_strict_json_and_the_baseline_lies_faint_behind(stepped, 
         text = charts.figure_json(name, snap, base)
         figure = json.loads(text, parse_constant=lambda c, name=name: pytest.fail(f"{name}: {c} is not JSON"))
         faint = [t for t in figure["data"] if t["uid"].startswith("baseline-")]
-        if name != "shares":
+        if name not in ("shares", "vendor_shares"):  # 100% stacks: no baseline overlay
             assert faint, name
         for trace in faint:
             assert trace["showlegend"] is False and trace["opacity"] < 1 and trace["line"]["dash"] == "dot"
@@ -658,3 +658,27 @@ def test_cli_viz_bad_scenario_exits_2_with_one_line(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "missing.toml" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_vendor_shares_chart_status_line_and_vendor_names_once_other_vendors_have_compute():
+    """The app on series holding TPUs and AMD GPUs beside NVIDIA's: each vendor's share of all H100e (the outcomes
+    module's vendor shares on the same GPUs), the status card's vendor line, systems named with their vendor."""
+    keys = ("hgx_h100", "gb300_nvl72", "tpu_v7", "mi355x")
+    gpus = np.array([[100.0, 0, 0, 0], [100, 40, 64, 0], [100, 40, 64, 16]])
+    snap = data.Snapshot(3, 3, "2025-01", lambda: None, pd.DataFrame(), pd.DataFrame(),
+                         months=("2025-01", "2025-02", "2025-03"), systems=keys, gpus_by_system=gpus)
+    vendors, share = snap.vendor_shares
+    assert vendors[:1] == ("NVIDIA",) and set(vendors) == {"NVIDIA", "Google", "AMD"}
+    agents = pd.DataFrame({"date": pd.to_datetime(["2025-03-01"]), "agent": ["x"], "kind": ["lab"], "h100e": [0.0],
+                           **{f"gpus_online_{k}": [int(g)] for k, g in zip(keys, gpus[-1], strict=True)}})
+    want = outcomes.compute_shares(agents, by="vendor").set_index("vendor")["share"]
+    assert dict(zip(vendors, share[-1], strict=True)) == pytest.approx(want.to_dict())
+    assert share[0].tolist() == [1.0, 0.0, 0.0]  # NVIDIA alone in the first month
+    traces = charts.figure("vendor_shares", snap)["data"]
+    assert [t["name"] for t in traces] == ["NVIDIA", "Google", "AMD"]
+    assert np.allclose(np.nansum([t["y"] for t in traces], axis=0), 100.0)
+    assert traces[1]["line"]["color"] == "#35978f"  # Google's colour (model.palette.VENDOR_COLORS)
+    assert names.system_label("tpu_v7").startswith("Google · ") and names.system_label("gb300_nvl72") == "GB300 NVL72"
+    assert names.system_label("mi355x").startswith("AMD Instinct")  # already says its vendor
+    stack = charts.figure("gpus_by_system", snap)["data"]
+    assert "Google · TPU7x Ironwood (64-chip cube)" in {t["name"] for t in stack}

@@ -421,9 +421,7 @@ def leaders_across_runs(standing: pd.DataFrame) -> pd.DataFrame:
 
 # -- compute by system, vendor and owner --------------------------------------------------------------------------
 SYSTEM_PREFIX = "gpus_online_"
-# A vendor per system arrives with the multi-vendor catalog (issue 18); today's catalog is NVIDIA's alone, so a
-# system without a `vendor` attribute is NVIDIA's.
-DEFAULT_VENDOR = "NVIDIA"
+UNKNOWN_VENDOR = "unknown"  # a system key the catalog does not know
 
 
 def system_facts(keys: Sequence[str]) -> pd.DataFrame:
@@ -435,7 +433,7 @@ def system_facts(keys: Sequence[str]) -> pd.DataFrame:
     rows = []
     for key in keys:
         s = catalog.get(key)
-        rows.append({"system": key, "vendor": str(getattr(s, "vendor", DEFAULT_VENDOR)) if s else "unknown",
+        rows.append({"system": key, "vendor": s.vendor if s else UNKNOWN_VENDOR,
                      "h100e_per_gpu": float(s.h100e_per_gpu) if s else float("nan"),
                      "gpus_per_system": float(s.gpus_per_system) if s else float("nan")})
     return pd.DataFrame(rows, columns=["system", "vendor", "h100e_per_gpu", "gpus_per_system"]).set_index("system")
@@ -461,6 +459,36 @@ def generation_mix(agents: pd.DataFrame, at: At = "all", by: Sequence[str] = ())
     total = long.groupby(group, sort=False)["h100e"].transform("sum")
     long["share"] = (long["h100e"] / total.where(total > 0)).astype(float)
     return long.reset_index(drop=True)
+
+
+def vendors_of(systems: pd.Series) -> pd.Series:
+    """Per value of '+'-joined system keys (the agents table's `largest_cluster_systems`), the '+'-joined vendors
+    of those systems from the catalog, in the systems' order without repeats ("" stays "")."""
+    text = systems.fillna("").astype(str)
+    keys = sorted({k for v in text.unique() for k in v.split("+") if k})
+    vendor = system_facts(keys)["vendor"].to_dict() if keys else {}
+    joined = {v: "+".join(dict.fromkeys(vendor[k] for k in v.split("+") if k)) for v in text.unique()}
+    return text.map(joined).astype(str)
+
+
+def vendors_present(agents: pd.DataFrame) -> list[str]:
+    """The vendors of the systems that have GPUs online anywhere in `agents`, NVIDIA first, then by name."""
+    cols = [c for c in agents.columns if c.startswith(SYSTEM_PREFIX) and (agents[c] > 0).any()]
+    found = set(system_facts([c.removeprefix(SYSTEM_PREFIX) for c in cols])["vendor"]) if cols else set()
+    return sorted(found, key=lambda v: (v != "NVIDIA", v))
+
+
+def owner_compute_by_vendor(agents: pd.DataFrame, at: At = "end") -> pd.DataFrame:
+    """Each owner's compute across all vendors: per run, date, agent, kind and vendor, `gpus` online, `h100e`
+    (GPUs x the catalog's H100e per GPU: dense BF16 FLOP/s relative to H100's, for every vendor) and `share` of the
+    owner's H100e. Vendors an owner has no GPUs of are left out."""
+    mix = generation_mix(agents, at=at, by=["agent", "kind"])
+    keys = run_keys(mix)
+    out = mix.groupby([*keys, "date", "agent", "kind", "vendor"], sort=True)[["gpus", "h100e"]].sum().reset_index()
+    out = out[out["gpus"] > 0].reset_index(drop=True)
+    total = out.groupby([*keys, "date", "agent"], sort=False)["h100e"].transform("sum")
+    out["share"] = (out["h100e"] / total.where(total > 0)).astype(float)
+    return out
 
 
 def compute_shares(agents: pd.DataFrame, by: Literal["agent", "kind", "vendor"] = "agent",
@@ -495,6 +523,25 @@ def mean_shares(shares: pd.DataFrame, group: str) -> pd.DataFrame:
 
 
 # -- clusters -------------------------------------------------------------------------------------------------------
+def largest_clusters(agents: pd.DataFrame, at: At = "end") -> pd.DataFrame:
+    """Each agent's largest single training cluster at the chosen dates, whatever its vendor: run keys, date,
+    agent, kind, `largest_cluster_gpus` and, those present, `largest_cluster_h100e`, `largest_cluster_mw`,
+    `largest_cluster_systems` and `largest_cluster_vendor` (its systems' vendors from the catalog, '+'-joined; ""
+    when the agent has no cluster). Sorted by GPUs, largest first, named agents before the aggregate."""
+    a = _with_run(agents)
+    keys = run_keys(a)
+    a = a[_at_mask(a, keys, at)]
+    cols = [c for c in ("largest_cluster_gpus", "largest_cluster_h100e", "largest_cluster_mw",
+                        "largest_cluster_systems") if c in a.columns]
+    out = a[[*keys, "date", "agent", "kind", *cols]].copy()
+    if "largest_cluster_systems" in out.columns:
+        out["largest_cluster_vendor"] = vendors_of(out["largest_cluster_systems"]).to_numpy()
+    out = out.assign(_named=~is_named(out["kind"])).sort_values(
+        [*keys, "date", "_named", "largest_cluster_gpus", "agent"],
+        ascending=[True] * (len(keys) + 2) + [False, True], kind="stable")
+    return out.drop(columns="_named").reset_index(drop=True)
+
+
 def largest_cluster_meaning(columns: Sequence[str]) -> str:
     """What `largest_cluster_gpus` holds in a table with these columns. The market's second generation (issue 15)
     makes it the largest single training cluster by GPUs and moves the fastest-reference-run cluster to its own
@@ -674,6 +721,24 @@ def shipments(market: pd.DataFrame, period: Period = "fiscal_quarter", partial: 
     if partial == "drop":
         out = out[out["complete"]]
     return out.sort_values([*keys, "period_start", "system"], kind="stable").reset_index(drop=True)
+
+
+def shipment_shares(market: pd.DataFrame, period: Period = "fiscal_quarter", partial: Partial = "flag",
+                    by: Literal["vendor", "system"] = "vendor") -> pd.DataFrame:
+    """Shipments per run, period and vendor (or system), as in `shipments`, with each one's `share_gpus` and
+    `share_h100e` of everything shipped in the period (empty when nothing shipped)."""
+    ship = shipments(market, period, partial)
+    keys = run_keys(ship)
+    if by == "vendor":
+        ship = ship.assign(vendor=ship["system"].map(system_facts(list(dict.fromkeys(ship["system"])))["vendor"]))
+    elif by != "system":
+        raise ValueError(f"by {by!r}: expected vendor or system")
+    group = [*keys, "period", "period_start", "months", "complete"]
+    out = ship.groupby([*group, by], sort=True)[["units", "gpus", "h100e"]].sum().reset_index()
+    for value in ("gpus", "h100e"):
+        total = out.groupby(group, sort=False)[value].transform("sum")
+        out[f"share_{value}"] = (out[value] / total.where(total > 0)).astype(float)
+    return out.sort_values([*keys, "period_start", by], kind="stable").reset_index(drop=True)
 
 
 # -- differences against a baseline ---------------------------------------------------------------------------

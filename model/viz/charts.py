@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.palette import agent_color, system_color
+from model.palette import agent_color, system_color, vendor_color
 from model.viz.data import Snapshot
 from model.viz.names import agent_label, system_label
 
@@ -118,6 +118,15 @@ def _shares(snap: Snapshot, base: Snapshot | None) -> list[dict]:
             for j, a in enumerate(snap.agent_names) if _has_data(snap.share[:, j])]
 
 
+def _vendor_shares(snap: Snapshot, base: Snapshot | None) -> list[dict]:
+    """Each vendor's share of all H100e (NVIDIA, Google's TPUs, AWS's Trainium, AMD), stacked to 100%."""
+    if not snap.months_done:
+        return []
+    vendors, share = snap.vendor_shares
+    return [_line(snap.dates, share[:, i] * 100, f"vendor-{v}", v, vendor_color(v), "%{y:.1f}% of all H100e", 2,
+                  stack=True) for i, v in enumerate(vendors) if _has_data(share[:, i])]
+
+
 def _revenue(snap: Snapshot, base: Snapshot | None) -> list[dict]:
     traces = []
     for run, is_base in ((base, True), (snap, False)):
@@ -132,6 +141,8 @@ CHARTS: dict[str, Chart] = {c.name: c for c in (
           _per_agent("h100e", "%{y:,.3~s} H100e", 0), log=True, log_switch=True),
     Chart("shares", "Share of all compute", "% of H100e online (rest of market included)", _shares, stacked=True,
           percent=True),
+    Chart("vendor_shares", "Share of all compute by vendor", "% of H100e online (dense BF16, every vendor alike)",
+          _vendor_shares, stacked=True, percent=True),
     Chart("gpus_by_system", "GPUs online by system", "GPUs, all agents",
           _per_system("gpus_by_system", "%{y:,.3~s} GPUs", 0, stack=True), stacked=True, log_switch=False),
     Chart("largest_cluster", "Largest training cluster by agent", "GPUs in one cluster",

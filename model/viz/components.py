@@ -31,8 +31,8 @@ from model.viz.controls import (
 from model.viz.scoreboard import scoreboard_html, status_card_html
 
 PLAY_INTERVAL_MS = 1  # Mesa's pause between months while playing (its slider's minimum): the month's work sets the pace
-CHART_ORDER = ("compute", "shares", "gpus_by_system", "largest_cluster", "frontier_days", "revenue", "backlog",
-               "rental")
+CHART_ORDER = ("compute", "shares", "vendor_shares", "gpus_by_system", "largest_cluster", "frontier_days", "revenue",
+               "backlog", "rental")
 
 
 # -- page state ---------------------------------------------------------------------------------------------------

@@ -165,6 +165,21 @@ class Snapshot:
         has = np.nan_to_num(values, nan=0.0).max(axis=0) > 0
         return [a for a, h in zip(self.agent_names, has, strict=True) if h]
 
+    @cached_property
+    def vendor_shares(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """(vendors, months x vendors): each vendor's share of all H100e online, as `outcomes.compute_shares(by=
+        "vendor")` (GPUs of each system x the catalog's H100e per GPU, summed by the catalog's vendor) on the
+        series; NaN while nothing is online. Vendors in catalog order (NVIDIA first)."""
+        facts = O.system_facts(list(self.systems))
+        vendors = tuple(dict.fromkeys(facts["vendor"]))
+        if self.gpus_by_system is None or not len(self.gpus_by_system):
+            return vendors, np.empty((0, len(vendors)))
+        h100e = np.asarray(self.gpus_by_system, dtype=float) * facts["h100e_per_gpu"].to_numpy(dtype=float)
+        of = facts["vendor"].to_numpy()
+        per = np.column_stack([h100e[:, of == v].sum(axis=1) for v in vendors])
+        total = per.sum(axis=1, keepdims=True)
+        return vendors, per / np.where(total > 0, total, np.nan)
+
     def truncated(self, months_done: int) -> Snapshot:
         """This run's series as they were after `months_done` months (the baseline overlay of a shorter run)."""
         n = min(months_done, self.months_done)

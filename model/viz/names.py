@@ -7,29 +7,27 @@ import re
 from functools import cache
 
 from model.hardware import systems
-
-# How the shipped scenarios' agents are usually written; any other agent shows its key with spaces.
-AGENT_LABELS: dict[str, str] = {
-    "microsoft": "Microsoft", "aws": "AWS", "google": "Google Cloud", "meta": "Meta", "oracle": "Oracle",
-    "coreweave": "CoreWeave", "nebius": "Nebius", "lambda": "Lambda", "crusoe": "Crusoe", "nscale": "Nscale",
-    "openai": "OpenAI", "anthropic": "Anthropic", "xai": "xAI", "google_deepmind": "Google DeepMind",
-    "meta_ai": "Meta AI (lab)", "rest_of_market": "rest of market", "nvidia": "NVIDIA",
-}
+from model.results.names import agent_name, with_vendor
 
 KIND_ORDER = ("hyperscaler", "neocloud", "lab", "other")
 
 
 def agent_label(agent: str) -> str:
-    return AGENT_LABELS.get(agent) or agent.replace("_", " ")
+    """The agent's display name (`model.results.names`, shared with the report and `compare`)."""
+    return agent_name(agent)
 
 
 @cache
 def _catalog() -> dict[str, tuple[str, str]]:
-    return {k: (s.name, s.status) for k, s in systems().items()}
+    """{key: (name, status)}: other vendors' systems named with their vendor ("Google · TPU7x Ironwood"); NVIDIA's,
+    the market's default, as the catalog names them."""
+    return {k: (s.name if s.vendor == "NVIDIA" else with_vendor(s.name, s.vendor), s.status)
+            for k, s in systems().items()}
 
 
 def system_label(key: str) -> str:
-    """The catalog's name of a system ("GB300 NVL72"); the key itself if the catalog does not know it."""
+    """The catalog's name of a system ("GB300 NVL72", "AWS · EC2 Trn2 UltraServer (64 Trainium2)"); the key itself
+    if the catalog does not know it."""
     return _catalog()[key][0] if key in _catalog() else key
 
 

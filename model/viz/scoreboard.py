@@ -59,6 +59,11 @@ def status_html(snap: Snapshot) -> str:
         rest = np.nansum(share[~named])
         shares.append(f"rest of market {rest:.0%}")
         lines.append(_line("Shares:", " \u00b7 ".join(shares), "airace-shares"))
+    vendors, vendor_share = snap.vendor_shares
+    if len(vendor_share) and (np.nan_to_num(vendor_share[-1]) > 0).sum() > 1:  # once a second vendor has compute
+        lines.append(_line("Vendors:", " \u00b7 ".join(f"{escape(v)} {x:.0%}" for v, x in
+                                                        zip(vendors, vendor_share[-1], strict=True) if x > 0),
+                           "airace-vendors"))
     rec = {} if snap.records is None else {m: (a, v) for m, a, v in zip(
         snap.records["measure"], snap.records["agent"], snap.records["value"], strict=True)}
     cluster = [f'<span data-measure="{m}">{fmt(rec[m][1])} {unit} ({_who(rec[m][0])})</span>'
