@@ -92,10 +92,12 @@ def test_module_cli_writes_expected_size(short_run, tmp_path, capsys):
     assert _png_size(tmp_path / "shares.png")[:2] == (int(m.group(1)), int(m.group(2)))
 
 
-def test_vendor_figure_is_skipped_with_a_note_while_every_system_is_nvidias(report_dir):
+def test_vendor_figure_is_drawn_once_the_market_sells_other_vendors(report_dir):
+    """The baseline sells TPUs, Trainium and AMD beside NVIDIA, so the report draws the vendors figure (it is
+    skipped with a note only on results that hold NVIDIA's systems alone)."""
     text = (report_dir / "report.md").read_text()
-    assert "`vendors` not drawn: every system in these results is NVIDIA's" in text
-    assert not (report_dir / "vendors.png").exists()
+    assert "`vendors` not drawn" not in text
+    assert (report_dir / "vendors.png").exists() and (report_dir / "vendors.csv").exists()
 
 
 def test_vendor_outputs_on_results_with_tpus_trainium_and_amd(vendor_run, tmp_path):

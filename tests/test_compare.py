@@ -169,11 +169,18 @@ def test_compare_shows_vendor_beside_system_and_vendor_shares(short_run, vendor_
     from model.hardware import systems
 
     plain, vendors = compare([short_run, vendor_run])
-    assert plain["vendor_share_h100e"]["online_at_end"] == {"NVIDIA": {"median": 1.0, "p05": 1.0, "p95": 1.0}}
+    catalog = systems()
+    a0 = tables(short_run)["agents"]
+    end0 = a0[a0["date"] == a0["date"].max()]
+    nvidia = sum((end0[c] * catalog[c.removeprefix("gpus_online_")].h100e_per_gpu).sum() for c in end0.columns
+                 if c.startswith("gpus_online_") and c != "gpus_online"
+                 and catalog[c.removeprefix("gpus_online_")].vendor == "NVIDIA")
+    plain_shares = plain["vendor_share_h100e"]["online_at_end"]
+    assert plain_shares["NVIDIA"]["median"] == pytest.approx(nvidia / end0["h100e"].sum(), rel=1e-6)
+    assert sum(v["median"] for v in plain_shares.values()) == pytest.approx(1.0)
     t = tables(vendor_run)
     a, m = t["agents"], t["market"]
     end = a[a["date"] == a["date"].max()]
-    catalog = systems()
     google = (end["gpus_online_tpu_v7"] * catalog["tpu_v7"].h100e_per_gpu).sum()
     got = vendors["vendor_share_h100e"]["online_at_end"]
     assert set(got) == {"NVIDIA", "Google", "AWS", "AMD"}
@@ -186,7 +193,7 @@ def test_compare_shows_vendor_beside_system_and_vendor_shares(short_run, vendor_
     assert all(e["vendor"] == catalog[k].vendor for ev in vendors["firsts"].values() for k, e in ev.items())
     text = format_table([plain, vendors])
     assert re.search(r"^first_online gb300_nvl72 \(NVIDIA\) ", text, re.M)
-    assert re.search(r"^Google share of H100e online at end +- +\d+\.\d%$", text, re.M)
+    assert re.search(r"^Google share of H100e online at end +(\d+\.\d%|-) +\d+\.\d%$", text, re.M)
     long = long_table([vendors])
     assert set(long.loc[long["section"] == "vendor_share_h100e_shipped", "item"]) == {"NVIDIA", "Google", "AWS",
                                                                                       "AMD"}

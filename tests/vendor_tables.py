@@ -1,7 +1,8 @@
-"""A result folder with other vendors' systems in it, made from a run of today's NVIDIA-only market: Google's
-compute partly on TPUs, AWS's partly on Trainium, the rest of the market partly on AMD, each with the shipments
-behind it. The figures, the report, `compare` and the app must show vendors the moment the market sells them; this
-lets the tests check that before it does (the numbers are made up, the tables' shapes and units are not)."""
+"""A result folder with known shares on other vendors' systems, made from a short run: other vendors' systems are
+cleared first (the run's own TPUs, Trainium and AMD), then Google's compute is put partly on TPUs, AWS's partly on
+Trainium, the rest of the market's partly on AMD, each with the shipments behind it. The tests then know exactly what
+the figures, the report, `compare` and the app must show (the numbers are made up, the tables' shapes and units are
+not)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ def vendorize(src: Path, dst: Path) -> Path:
     catalog = systems()
     agents = pd.read_parquet(dst / "agents.parquet")
     market = pd.read_parquet(dst / "market.parquet")
-    nvidia_cols = [c for c in agents.columns if c.startswith("gpus_online_")]
+    online_cols = [c for c in agents.columns if c.startswith("gpus_online_") and c != "gpus_online"]
+    nvidia_cols = [c for c in online_cols if catalog[c.removeprefix("gpus_online_")].vendor == "NVIDIA"]
+    for c in set(online_cols) - set(nvidia_cols):  # clear the run's own other-vendor systems
+        agents[c] = 0
+    agents["h100e"] = sum(agents[c] * catalog[c.removeprefix("gpus_online_")].h100e_per_gpu for c in nvidia_cols)
+    for c in [c for c in market.columns if c.startswith("units_shipped_")]:
+        if catalog[c.removeprefix("units_shipped_")].vendor != "NVIDIA":
+            market[c] = 0
     for agent, (system, share) in MOVED.items():
         per_gpu = catalog[system].h100e_per_gpu
         rows = agents["agent"] == agent
@@ -42,9 +50,10 @@ def vendorize(src: Path, dst: Path) -> Path:
         units = agents[rows].set_index("date")[f"gpus_online_{system}"].diff().clip(lower=0).fillna(0)
         units = (units / catalog[system].gpus_per_system).round().astype("int64")
         market[f"units_shipped_{system}"] = market["date"].map(units).fillna(0).astype("int64")
-    for c in [c for c in agents.columns if c.startswith("gpus_online_")]:
+    online_cols = [c for c in agents.columns if c.startswith("gpus_online_") and c != "gpus_online"]
+    for c in online_cols:
         agents[c] = agents[c].fillna(0).astype("int64")
-    agents["gpus_online"] = agents[[c for c in agents.columns if c.startswith("gpus_online_")]].sum(axis=1)
+    agents["gpus_online"] = agents[online_cols].sum(axis=1)
     agents.to_parquet(dst / "agents.parquet")
     market.to_parquet(dst / "market.parquet")
     return dst
