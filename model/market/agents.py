@@ -632,7 +632,8 @@ class Lab(Buyer):
 
     def hosted_clusters(self, t: int) -> list[tuple[Cluster, str]]:
         """Every cluster of every provider the lab can use, with its provider: a partner host (such as Azure for
-        OpenAI) lends its clusters less the compute it gives other customers under contract; a contract gives at
+        OpenAI, Google for Google DeepMind) lends a cluster up to what its fleet holds beyond the compute it gives
+        other customers under contract (it serves those from the rest of its fleet first); a contract gives at
         most the compute the provider actually delivers on it (in H100e) in any one of the provider's clusters.
         A cluster another lab is training on this month is not available (`MarketModel.training_claims`)."""
         catalog = systems()
@@ -642,13 +643,13 @@ class Lab(Buyer):
         out = []
         for name in dict.fromkeys([*hosts, *held]):
             provider = self.model.buyer(name)
-            others = provider.given_h100e(t, excluding=self.name) if name in hosts else 0.0
+            free_h100e = provider.h100e() - provider.given_h100e(t, excluding=self.name) if name in hosts else 0.0
             for k, g in provider.fleet.largest_by_pace().items():  # the rest are smaller of the same pace
                 claim = claims.get((name, k))
                 if claim is not None and claim[0] != self.name and claim[1] > t:
                     continue  # another lab trains there
                 per_gpu = catalog[k].h100e_per_gpu
-                limit = (g - others / per_gpu) if name in hosts else 0.0
+                limit = free_h100e / per_gpu if name in hosts else 0.0
                 limit = max(limit, held.get(name, 0.0) / per_gpu)
                 out.append((Cluster(k, int(max(0.0, min(g, limit)))), name))
         return out
