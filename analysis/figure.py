@@ -70,7 +70,7 @@ def setup() -> None:
                       # has; that search was a quarter of a report's drawing time.
                       "axes.titley": 1.0,
                       # Glyphs drawn from their outlines (smooth at 150 dpi) rather than through the font's
-                      # hinting programs, which matplotlib 3.11 reruns for every glyph.
+                      # hinting programs, which matplotlib runs again for every glyph it loads.
                       "text.hinting": "no_hinting"})
     # The default patch colour "C0" names the colour cycle, which matplotlib resolves again (reading the whole
     # cycle) for every patch it makes, four spines per panel included; the same colour as hex is looked up once.

@@ -14,7 +14,9 @@ whole report into a temporary folder and reports the CPU time of the main proces
 workers together (what the report costs), and the wall time. `--repeats` (default 3) builds per report and tree;
 with `--against SRC` (another checkout's source tree, e.g. the commit you started from, exported with `git
 archive`) this tree and SRC alternate, so both share the machine's load, and the ratios this/against of the best
-CPU and the best wall are printed. `--jobs 1` draws in the main process (per-figure CPU times are printed then).
+CPU and the best wall are printed; `--against-python` runs SRC with another interpreter (another venv, e.g. with
+another matplotlib release, on the same or another tree). `--jobs 1` draws in the main process (per-figure CPU times
+are printed then).
 """
 
 from __future__ import annotations
@@ -82,9 +84,9 @@ def child(folders: list[str], jobs: int | None) -> dict:
     return one(folders, jobs)
 
 
-def _subprocess(src: str, folders: list[str], jobs: int | None) -> dict:
+def _subprocess(src: str, folders: list[str], jobs: int | None, python: str = sys.executable) -> dict:
     env = {**os.environ, "PYTHONPATH": src}
-    args = [sys.executable, __file__, *folders, "--child"] + (["--jobs", str(jobs)] if jobs else [])
+    args = [python, __file__, *folders, "--child"] + (["--jobs", str(jobs)] if jobs else [])
     out = subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=src)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -106,6 +108,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int)
     parser.add_argument("--against", metavar="SRC", help="another source tree to measure, alternating")
+    parser.add_argument("--against-python", metavar="PYTHON", default=sys.executable,
+                        help="the interpreter for SRC (e.g. another venv's, to compare library versions)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -118,7 +122,8 @@ def main() -> None:
     for _ in range(args.repeats):
         for i, folders in enumerate(cases):
             for name, src in trees.items():  # alternate: this, against, this, against ...
-                runs[(i, name)].append(_subprocess(src, folders, args.jobs))
+                python = args.against_python if name == "against" else sys.executable
+                runs[(i, name)].append(_subprocess(src, folders, args.jobs, python))
     for i, case in enumerate(args.results):
         print(f"report of {case}:")
         for name in trees:
