@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model.hardware.systems import systems
+from model.market.deliveries import Inbound, bring_up_schedule
 from model.market.fleet import Fleet
 from model.market.sites import Batch, Site
 
@@ -113,3 +114,48 @@ def test_sites_retire_batches_in_the_order_they_came_online():
     assert [b.gpus for b in site.retire_older_than(3)] == [800, 400, 80]
     assert site.gpus_by_system["hgx_h100"] == 160 and site.gpus_of_architecture("Hopper") == 160
     assert site.used_mw == pytest.approx(160 * 1.5 / 1000)
+
+
+def test_a_month_s_arrivals_come_up_as_one_batch_per_site_they_go_to():
+    """Racks arriving together split by the site that will hold them (placement order, free power after the GPUs
+    already waiting to go online), the rest one campus phase each: whole systems, adding up to the arrival, no batch
+    larger than its site holds."""
+    f = fleet()
+    f.new_site(10.0)
+    f.new_site(30.0)
+    k = "hgx_h100"
+    per_system = systems()[k].gpus_per_system
+    unit_mw = f.facility_kw_per_gpu(k) * per_system / 1000.0
+    per_mw = per_system / unit_mw
+    arriving = 40_000
+    batches = f.bring_up_batches(k, arriving, max_site_mw=20.0)
+    assert sum(batches) == arriving and all(b % per_system == 0 for b in batches[:-1])
+    assert batches[0] == int(30.0 // unit_mw) * per_system  # the site with most free power first
+    assert batches[1] == int(10.0 // unit_mw) * per_system
+    assert all(b <= 20.0 * per_mw for b in batches[2:])  # sites yet to come: one phase each
+    waiting = [(k, batches[0], 0)]  # GPUs already waiting fill the first site: the next arrival goes elsewhere
+    after = f.bring_up_batches(k, arriving, max_site_mw=20.0, waiting=waiting)
+    assert sum(after) == arriving and after[0] == batches[1]
+
+
+def test_arrivals_split_over_sites_are_online_no_later_and_some_sooner_than_one_batch():
+    """Sites bring up their share in parallel: a big arrival split over sites is ready, GPU by GPU, no later than
+    the same arrival brought up as one batch, and most of it months sooner."""
+    k, gpus = "hgx_h100", 64_000
+
+    def schedule(system, n):
+        return bring_up_schedule(system, n, 14, 10)
+
+    def ready_by_month(split):
+        inbound = Inbound(KEYS, 0, schedule, split)
+        inbound.ship(k, gpus, 0)
+        inbound.arrive(0)
+        months = sorted(month for _, _, month in inbound.integrating)
+        return [sum(g for _, g, m in inbound.integrating if m <= month) for month in range(months[-1] + 1)]
+
+    one = ready_by_month(lambda system, n: [n])
+    per_site = ready_by_month(lambda system, n: [n // 4] * 4)
+    assert per_site[-1] == one[-1] == gpus
+    assert len(per_site) <= len(one)
+    assert all(a >= b for a, b in zip(per_site, one, strict=False))
+    assert any(a >= gpus / 2 > b for a, b in zip(per_site, one, strict=False))

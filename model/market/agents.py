@@ -83,7 +83,9 @@ class Buyer(Agent):
                            model.capability.training_ratio, round(terms.gpu_lifetime_years * 12))
         up = spec.bring_up
         self.inbound = Inbound(keys, spec.transit_months,
-                               lambda k, gpus: bring_up_schedule(k, gpus, up.days_base, up.days_per_doubling))
+                               lambda k, gpus: bring_up_schedule(k, gpus, up.days_base, up.days_per_doubling),
+                               lambda k, gpus: self.fleet.bring_up_batches(k, gpus, self.max_site_mw(),
+                                                                           self.inbound.integrating))
         self.liquid = LiquidCooling(up.liquid_fitout_months)
         self._liquid_committed: tuple[tuple, float] = ((), 0.0)
         self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}

@@ -4,7 +4,11 @@ Bring-up takes longer the more GPUs arrive together: `bring_up_months` gives the
 a whole batch (a few racks come up within the month; tens of thousands of GPUs need weeks of cabling, fabric
 bring-up and acceptance). A batch comes up progressively (`bring_up_schedule`): its first system is ready after
 `days_base`, and the systems ready double every `days_per_doubling`, so the whole batch is ready when
-`bring_up_months` says while its first racks run as soon as a small buyer's would."""
+`bring_up_months` says while its first racks run as soon as a small buyer's would.
+
+A buyer's arrivals of a month are not one batch: racks go to the sites with power for them, and each site brings up
+its share in parallel with the others (its own crews, its own fabric), so a batch is what one site takes
+(`Inbound(split=...)`, e.g. `Fleet.bring_up_batches`). Only GPUs meant to form one cluster wait for one another."""
 
 from __future__ import annotations
 
@@ -63,9 +67,11 @@ class Inbound:
     """A buyer's GPUs between NVIDIA and its sites, and how many it has received."""
 
     def __init__(self, system_keys: tuple[str, ...], transit_months: int,
-                 bring_up: Callable[[str, int], list[tuple[int, int]]] = lambda system, gpus: [(0, gpus)]):
+                 bring_up: Callable[[str, int], list[tuple[int, int]]] = lambda system, gpus: [(0, gpus)],
+                 split: Callable[[str, int], list[int]] = lambda system, gpus: [gpus]):
         self.transit_months = transit_months
         self.bring_up = bring_up  # (system, GPUs arriving together) -> [(months until ready, GPUs)] (a schedule)
+        self.split = split  # (system, GPUs arriving in a month) -> the batches that come up apart (one per site)
         self.in_transit: list[Shipment] = []
         self.integrating: list[Shipment] = []
         self.delivered = dict.fromkeys(system_keys, 0)  # GPUs
@@ -75,8 +81,9 @@ class Inbound:
         self.in_transit.append(Shipment(system, gpus, month + self.transit_months))
 
     def arrive(self, month: int) -> list[Shipment]:
-        """Shipments that arrive by `month` start integrating (one batch per system and ready month); they are
-        returned."""
+        """Shipments that arrive by `month` start integrating: each system's arrivals of the month come up as the
+        batches `split` gives (one per site, in parallel), merged into one entry per system and ready month; they
+        are returned."""
         arrived = [x for x in self.in_transit if x.month <= month]
         if not arrived:
             return arrived
@@ -86,9 +93,10 @@ class Inbound:
             together[k] = together.get(k, 0) + gpus
             self.delivered[k] += gpus
         by_ready = {(x.system, x.month): x.gpus for x in self.integrating}  # one entry per system and ready month
-        for k, gpus in together.items():  # each system's arrivals of the month come up as one batch
-            for after, ready_gpus in self.bring_up(k, gpus):
-                by_ready[(k, month + after)] = by_ready.get((k, month + after), 0) + ready_gpus
+        for k, gpus in together.items():  # each site's share of a system's arrivals comes up as one batch
+            for batch in self.split(k, gpus):
+                for after, ready_gpus in self.bring_up(k, batch):
+                    by_ready[(k, month + after)] = by_ready.get((k, month + after), 0) + ready_gpus
         self.integrating = [Shipment(k, g, ready) for (k, ready), g in by_ready.items()]
         return arrived
 

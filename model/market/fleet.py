@@ -15,7 +15,7 @@ for firsts at scale.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from model.hardware.systems import systems
@@ -162,6 +162,37 @@ class Fleet:
             if site.open_rank >= 0 and site.free_mw() < self.smallest_unit_mw:
                 self.open.close(site)
         return gpus
+
+    def bring_up_batches(self, k: str, gpus: int, max_site_mw: float, waiting: Iterable[tuple[str, int, int]] = ()
+                         ) -> list[int]:
+        """How `gpus` GPUs of system k arriving together split into batches that come up apart, one per site they
+        will go to (each site burns in and accepts its racks with its own crews and fabric, in parallel): the open
+        sites in the placement order (most GPUs of the architecture, then most free power), each taking what its
+        free power holds after the GPUs `waiting` (system, GPUs, month) to go online ahead of them; the rest goes to
+        sites not online yet, one campus phase (`max_site_mw`) each. Whole systems; the batches add up to `gpus`."""
+        s = systems()[k]
+        per_system = s.gpus_per_system
+        unit_mw = self.facility_kw_per_gpu(k) * per_system / 1000.0
+        fabric, arch = self.fabric_max_gpus, s.architecture
+        ahead_mw = sum(g * self.facility_kw_per_gpu(key) for key, g, _ in waiting) / 1000.0
+        batches: list[int] = []
+        order = sorted(self.open.sites(), key=lambda site: (-min(site.gpus_of_architecture(arch), fabric),
+                                                             -site.free_mw(), site.open_rank))
+        for site in order:
+            if gpus <= 0:
+                break
+            free = site.free_mw()
+            taken = min(free, ahead_mw)
+            ahead_mw -= taken
+            n = min(int((free - taken) // unit_mw) * per_system, gpus)
+            if n > 0:
+                batches.append(n)
+                gpus -= n
+        per_site = max(1, int(max(max_site_mw, unit_mw) // unit_mw)) * per_system
+        while gpus > 0:
+            batches.append(min(per_site, gpus))
+            gpus -= batches[-1]
+        return batches
 
     def has_open_sites(self) -> bool:
         return bool(self.open)
