@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-from analysis import clusters, hindcast, record, sensitivity, shares, timeline
+from analysis import clusters, hindcast, record, sensitivity, shares, timeline, vendors
 from analysis import revenue as revenue_figure
 from analysis.figure import sys_name
 from analysis.names import agent_name
@@ -40,8 +40,8 @@ SCENARIO_ORDER = ("baseline", "rubin_delay", "hbm_shortage", "power_constrained"
                   "tpu_surge", "amd_breakthrough")
 SCENARIO_YEARS = (2025, 2026, 2027)  # revenue columns of the scenario table; the last one's December for stocks
 FIGURES = {"shares": "figure_shares.png", "clusters": "figure_clusters.png", "timeline": "figure_timeline.png",
-           "revenue": "figure_revenue.png", "sensitivity": "figure_sensitivity.png"}
-BASELINE_FIGURES = (shares, clusters, timeline, revenue_figure)  # drawn from the baseline's seeds
+           "revenue": "figure_revenue.png", "vendors": "figure_vendors.png", "sensitivity": "figure_sensitivity.png"}
+BASELINE_FIGURES = (shares, clusters, timeline, revenue_figure, vendors)  # drawn from the baseline's seeds
 README_FIGURE_WIDTH_PX = 1200  # two thirds of the report's 150-dpi width: sharp on screen, small in the repository
 
 
