@@ -160,3 +160,14 @@ def test_after_guidance_providers_invest_against_the_utilisation_of_what_they_ha
         for year, usd in p._raised_for_demand_usd.items():
             assert year > p.last_guidance_year
             assert usd <= p.terms.demand_capex_max_share * p.treasury.plan.annual_budget_usd(year) + 1e-3
+
+
+def test_a_month_s_budget_can_be_asked_for_any_month_ahead():
+    """`_monthly_budget` fills the plan's months up to the one asked (it used to stop one short: an IndexError in
+    some sampled runs of the uncertainty sweep)."""
+    tree = load_scenario_dict("scenarios/baseline.toml")
+    model = MarketModel.from_params(tree, seed=0)
+    provider = model.buyer("oracle")
+    for month in (60, 61, 30, 90):
+        expected = provider.treasury.monthly_budget_usd(model.year_at(month), model.month_of_year(month))
+        assert provider._monthly_budget(month) == expected

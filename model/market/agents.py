@@ -330,7 +330,7 @@ class Buyer(Agent):
 
     def _monthly_budget(self, month: int) -> float:
         """The plan's budget of a month (any month, also beyond the run)."""
-        self._budgets_ahead(max(0, month - 1 - self.power.horizon_months()))  # fills the budgets that far
+        self._budgets_ahead(max(0, month - self.power.horizon_months()))  # fills the budgets up to `month`
         return self._monthly_budgets[month]
 
     def _budgets_ahead(self, t: int) -> list[float]:
