@@ -277,9 +277,10 @@ def _dask_executor(address: str):
         raise InputError(f"--scheduler {address!r}: cannot connect to a Dask scheduler ({_one_line(exc)}); "
                          f"{expected}") from None
     # The sweep reports a lost scheduler or worker itself (failed runs, one line); distributed's own log lines
-    # (CommClosedError tracebacks while a Client closes after Ctrl-C or a killed scheduler) would bury it.
-    for name in ["distributed", *logging.root.manager.loggerDict]:
-        if name.startswith("distributed"):
+    # (CommClosedError tracebacks while a Client closes after Ctrl-C or a killed scheduler, some of them logged by
+    # tornado's IOLoop as "tornado.application" errors) would bury it.
+    for name in ["distributed", "tornado.application", *logging.root.manager.loggerDict]:
+        if name.startswith(("distributed", "tornado.application")):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     return client, client.get_executor(pure=False)
 
