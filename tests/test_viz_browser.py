@@ -172,8 +172,9 @@ def test_a_users_path_through_the_app(gb300_first, tmp_path, record_property):
         page.get_by_role("button", name="Apply", exact=True).click()
         B.wait_for_text(page, ".airace-settings", "rubin_delay.toml", "contains")
         B.wait_for_text(page, ".airace-draft-state", "as running")
-        running = B.text_of(page, ".airace-settings")  # read back from the typed scenario the new model runs
-        assert running.startswith(f"Running: rubin_delay.toml \u00b7 seed {SEED} \u00b7 ")
+        # read back from the typed scenario the new model runs
+        running = B.text_once_it_starts(page, ".airace-settings",
+                                        f"Running: rubin_delay.toml \u00b7 seed {SEED} \u00b7 ")
         for knob, spec in controls.KNOB_SLIDERS.items():
             assert f"{spec.label.split(' (')[0]} {shown[knob]}" in running, knob
         assert "Vera Rubin delay 9" in running and "Supply growth \u00d71.15" in running

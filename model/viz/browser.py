@@ -131,6 +131,16 @@ def wait_for_text(page, selector: str, text: str, how: str = "equals", timeout_m
         arg=[selector, text, how], timeout=timeout_ms)
 
 
+def text_once_it_starts(page, selector: str, prefix: str, timeout_ms: int = TIMEOUT_MS) -> str:
+    """The element's text as soon as it starts with `prefix`, read in the same check (a part re-created between a
+    wait and a separate read would read as "")."""
+    handle = page.wait_for_function(
+        """([s, t]) => { const e = document.querySelector(s); const x = e ? e.innerText : '';
+            return x.startsWith(t) ? x : false; }""",
+        arg=[selector, prefix], timeout=timeout_ms)
+    return handle.json_value()
+
+
 def wait_for_month(page, text: str, timeout_ms: int = TIMEOUT_MS) -> None:
     wait_for_text(page, ".airace-month", text, timeout_ms=timeout_ms)
 
