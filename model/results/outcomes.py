@@ -213,16 +213,22 @@ def milestones(events: pd.DataFrame, which: Sequence[str] = FIRST_EVENTS) -> pd.
     return first[[*keys, "agent", "event", "system", "date", "gpus"]].reset_index(drop=True)
 
 
+def _named_only(ev: pd.DataFrame, agents: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Events of named agents only: an aggregate (the rest of the market) is never first."""
+    by = [k for k in keys if k == "label"]
+    aggregates = agents.loc[~is_named(agents["kind"]), [*by, "agent"]].drop_duplicates()
+    if not len(aggregates):
+        return ev
+    ev = ev.merge(aggregates.assign(_aggregate=True), on=[*by, "agent"], how="left", sort=False)
+    return ev[ev["_aggregate"].isna()].drop(columns="_aggregate")
+
+
 def firsts(events: pd.DataFrame, agents: pd.DataFrame, which: Sequence[str] = FIRST_EVENTS) -> pd.DataFrame:
     """Per run, milestone and system: the first named agent to reach it (the agents table says who is the
     aggregate; ties in a month: logged first). Returns run keys, event, system, date, agent, gpus."""
     ev = _ordered_milestones(events, which)
     keys = run_keys(ev)
-    by = [k for k in keys if k == "label"]
-    aggregates = agents.loc[~is_named(agents["kind"]), [*by, "agent"]].drop_duplicates()
-    if len(aggregates):
-        ev = ev.merge(aggregates.assign(_aggregate=True), on=[*by, "agent"], how="left", sort=False)
-        ev = ev[ev["_aggregate"].isna()]
+    ev = _named_only(ev, agents, keys)
     first = ev.drop_duplicates([*keys, "event", "system"], keep="first")
     return first[[*keys, "event", "system", "date", "agent", "gpus"]].reset_index(drop=True)
 
@@ -235,11 +241,7 @@ def firsts_at_sizes(events: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame:
     ev = at_scale_sizes(ev.assign(_order=np.arange(len(ev))))
     keys = run_keys(ev)
     cols = [*keys, "system", "threshold_gpus", "scenario", "date", "agent", "gpus"]
-    by = [k for k in keys if k == "label"]
-    aggregates = agents.loc[~is_named(agents["kind"]), [*by, "agent"]].drop_duplicates()
-    if len(aggregates):
-        ev = ev.merge(aggregates.assign(_aggregate=True), on=[*by, "agent"], how="left", sort=False)
-        ev = ev[ev["_aggregate"].isna()]
+    ev = _named_only(ev, agents, keys)
     ev = ev.sort_values([*keys, "date", "_order"], kind="stable")
     first = ev.drop_duplicates([*keys, "system", "threshold_gpus"], keep="first")
     return first[cols].sort_values([*keys, "system", "threshold_gpus"], kind="stable").reset_index(drop=True)
