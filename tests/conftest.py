@@ -114,3 +114,18 @@ def events_table(rows: list[tuple]) -> pd.DataFrame:
         records.append(record)
     columns = ["date", "agent", "event", "system", "gpus", "detail"]
     return pd.DataFrame(records) if records else pd.DataFrame(columns=columns)
+
+
+def catalog_with_value(tmp_path: Path, system: str, field: str, value: str) -> tuple[Path, int]:
+    """A copy of the catalog with one value of `system`'s `field` replaced, and the line number it is on (tests of
+    the loader's one-line errors)."""
+    from model.hardware.systems import DATA_FILE
+
+    lines = DATA_FILE.read_text().splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if line.startswith(f"{system},{field},"))
+    parts = lines[number - 1].split(",")
+    parts[2] = value
+    lines[number - 1] = ",".join(parts)
+    bad_file = tmp_path / "systems.csv"
+    bad_file.write_text("\n".join(lines) + "\n")
+    return bad_file, number

@@ -3,6 +3,7 @@
 import shutil
 
 import pytest
+from conftest import catalog_with_value
 
 from model.errors import InputError
 from model.hardware import SYSTEM_KEYS, get_system, load_systems, systems
@@ -75,16 +76,7 @@ def test_h100e_is_dense_bf16_over_989():
     ],
 )
 def test_malformed_row_names_line_system_and_field(tmp_path, field, bad, expected):
-    lines = DATA_FILE.read_text().splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith(f"gb300_nvl72,{field},"):
-            parts = line.split(",")
-            parts[2] = bad
-            lines[i] = ",".join(parts)
-            line_number = i + 1
-            break
-    bad_file = tmp_path / "systems.csv"
-    bad_file.write_text("\n".join(lines) + "\n")
+    bad_file, line_number = catalog_with_value(tmp_path, "gb300_nvl72", field, bad)
     with pytest.raises(InputError) as info:
         load_systems(bad_file)
     message = str(info.value)

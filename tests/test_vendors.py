@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import catalog_with_value
 
 from model.errors import InputError
 from model.hardware import get_system, load_systems, systems
@@ -66,17 +67,8 @@ def test_no_alias_names_two_systems():
     ("torus_dims", "16 by 16", "expected dimensions such as 16x16x24"),
 ])
 def test_bad_vendor_fields_name_line_system_and_field(tmp_path, field, bad, expected):
-    lines = DATA_FILE.read_text().splitlines()
     system = "tpu_v5p"
-    for i, line in enumerate(lines):
-        if line.startswith(f"{system},{field},"):
-            parts = line.split(",")
-            parts[2] = bad
-            lines[i] = ",".join(parts)
-            number = i + 1
-            break
-    bad_file = tmp_path / "systems.csv"
-    bad_file.write_text("\n".join(lines) + "\n")
+    bad_file, number = catalog_with_value(tmp_path, system, field, bad)
     with pytest.raises(InputError) as info:
         load_systems(bad_file)
     assert f"line {number}" in str(info.value) and system in str(info.value) and expected in str(info.value)
