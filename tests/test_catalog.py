@@ -115,3 +115,38 @@ def test_blackwell_ultra_doubles_the_softmax_rate_and_cpx_triples_it():
     assert get_system("rubin_cpx").attention_exp_tera_per_s == pytest.approx(
         3 * get_system("gb300_nvl72").attention_exp_tera_per_s, rel=0.01)
     assert get_system("gb300_nvl72").sources["attention_exp_tera_per_s"].kind == "official"
+
+
+def test_every_price_is_a_deployed_system_price_not_chips_alone():
+    """Buyers compare systems by value per dollar, so no vendor's price may be its chips alone: where a chip price is
+    known (TPU, Trainium, AMD) the system costs more per accelerator than the chip, and every vendor's system price
+    per accelerator is at least the cheapest known chip plus the lowest server share the catalog derives."""
+    catalog = systems()
+    with_chip = {k: s for k, s in catalog.items() if s.chip_price_usd_low is not None}
+    assert {s.vendor for s in with_chip.values()} == {"Google", "AWS", "AMD"}
+    assert all(s.vendor == "NVIDIA" for k, s in catalog.items() if k not in with_chip)  # NVIDIA prices whole servers
+    shares = []
+    for key, s in with_chip.items():
+        for bound in ("low", "high"):
+            per_gpu = getattr(s, f"price_usd_{bound}") / s.gpus_per_system
+            chip = getattr(s, f"chip_price_usd_{bound}")
+            assert per_gpu > chip, f"{key}: price_usd_{bound} per accelerator {per_gpu:.0f} not above its chip {chip}"
+            shares.append(per_gpu - chip)
+        assert s.chip_price_usd_low <= s.chip_price_usd_high, key
+        assert "server" in s.sources["price_usd_low"].note, key  # the derivation is stated
+    least_share = min(shares)
+    assert least_share >= 1000  # a real server share (hosts, DRAM, NICs, chassis), not rounding
+    cheapest_chip = min(s.chip_price_usd_low for s in with_chip.values())
+    for key, s in catalog.items():
+        assert s.price_usd_low / s.gpus_per_system >= cheapest_chip + least_share, key
+
+
+def test_a_system_price_at_or_below_its_chips_is_rejected(tmp_path):
+    bad_file = tmp_path / "systems.csv"
+    shutil.copy(DATA_FILE, bad_file)
+    text = bad_file.read_text()
+    assert "mi300x,price_usd_low,112000," in text
+    bad_file.write_text(text.replace("mi300x,price_usd_low,112000,", "mi300x,price_usd_low,80000,"))
+    with pytest.raises(InputError, match=r"mi300x.*price_usd_low 80000 expected above its chips alone \(8 x "
+                                         r"chip_price_usd_low 10000\)"):
+        load_systems(bad_file)

@@ -12,6 +12,7 @@ from model.errors import InputError
 from model.hardware.systems import systems
 from model.market import MarketModel
 from model.market.foundry import Foundry, Need, water_fill
+from model.market.procurement import ownership_cost_usd
 from model.scenario.loading import apply_overrides, load_scenario_dict
 from model.scenario.validation import check as validate
 
@@ -129,6 +130,54 @@ def test_the_software_discount_lowers_what_a_buyer_counts_on(params):
     plain = p.capability.value_per_gpu("mi300x", p.terms.training_weight, model.date_of(0), model.date_of(0),
                                        cluster_gpus=p.cluster_gpus("mi300x"))
     assert p.value_per_gpu("mi300x", 0) == pytest.approx(spec.discount("mi300x", 2024) * plain)
+
+
+def test_a_system_costs_its_owner_its_price_its_facility_and_its_energy(params):
+    """H100 server (10.2 kW) at a hyperscaler: $11.7M per MW of critical IT (Cushman & Wakefield 2025) builds its
+    0.0102 MW, and 10.2 kW x PUE 1.15 x 8,760 h x 6 years x $0.08/kWh is its energy."""
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-03"]), seed=0)
+    p = model.buyer("microsoft").procurement
+    terms = p.terms
+    assert (terms.facility_usd_per_mw, terms.pue) == (11.7e6, 1.15)
+    assert (terms.service_life_years, terms.usd_per_kwh) == (6, 0.08)
+    price = model.supplier.price_usd("hgx_h100", 0)
+    facility, energy = 0.0102 * 11.7e6, 10.2 * 1.15 * 8760 * 6 * 0.08
+    assert ownership_cost_usd(price, 10.2, terms) == pytest.approx(price + facility + energy)
+    assert p.cost_per_gpu_usd("hgx_h100", 0) == pytest.approx((price + facility + energy) / 8)
+
+
+def test_a_cheap_chip_that_needs_more_power_for_its_work_loses_on_the_full_cost(params):
+    """Two systems with the same value per dollar of price: the one that needs more power per dollar scores lower,
+    by the ratio of their full costs; without facility and energy costs they would tie."""
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-03"]), seed=0)
+    p = model.buyer("coreweave").procurement
+    t, cheap, dear = 0, "mi300x", "hgx_h100"
+    price = {k: p.supplier_of(k).price_usd(k, t) for k in (cheap, dear)}
+    value = {k: p.value_per_gpu(k, t) for k in (cheap, dear)}
+    kw = {k: systems()[k].system_power_kw for k in (cheap, dear)}
+    assert kw[cheap] / price[cheap] > kw[dear] / price[dear]  # the cheap chip needs more power per dollar
+    p.value_per_gpu = lambda k, *_: value[dear] * price[k] / price[dear]  # same value per dollar of price
+    p._scores.clear()
+    waits = {k: p.supplier_of(k).expected_wait_months(k, t) for k in (cheap, dear)}
+    assert waits[cheap] == waits[dear] == 0
+    score = {k: p.score(k, t, sites_ready=True) for k in (cheap, dear)}
+    full = {k: ownership_cost_usd(price[k], kw[k], p.terms) / price[k] for k in (cheap, dear)}
+    assert score[cheap] < score[dear]
+    assert score[cheap] / score[dear] == pytest.approx(full[dear] / full[cheap])
+
+
+def test_a_buyer_builds_power_for_the_systems_it_chooses(params):
+    """Google chooses TPUs: the power it plans costs what a MW of its choice costs, not a MW of NVIDIA's newest."""
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-06"]), seed=0)
+    model.run()
+    p = model.buyer("google").procurement
+    t = model.month
+    chosen = p._weights({k: p.score(k, t, sites_ready=True) for k in p.offered(t)})
+    assert any(systems()[k].vendor == "Google" for k in chosen)
+    mw_per_usd = sum(w * systems()[k].system_power_kw * p.terms.pue / 1000 / p.supplier_of(k).price_usd(k, t)
+                     for k, w in chosen.items()) / sum(chosen.values())
+    assert p.usd_per_facility_mw == pytest.approx(1 / mw_per_usd, rel=0.05)
+    assert p.usd_per_facility_mw < 0.8 * model.best_usd_per_facility_mw(t, p.terms.pue)
 
 
 def test_same_seed_same_vendor_shipments(params):

@@ -374,12 +374,12 @@ def test_vendor_ramps_are_sourced_quarters_whose_costs_match_the_catalog():
         assert r["quarter_start"] < r["quarter_end"]
         if r["system"]:
             assert get_system(r["system"]).vendor == r["vendor"], r["chip"]
-    # the catalog's low prices of captive chips are Epoch's cost per chip (docs/reference/vendors.md)
+    # the catalog's low chip prices of captive chips are Epoch's cost per chip (docs/reference/vendors.md)
     for chip, system in (("TPU v7", "tpu_v7"), ("TPU v6e", "tpu_v6e"), ("Trainium2", "trn2")):
         quarter = next(r for r in rows if r["chip"] == chip and r["quarter_start"] == "2025-10-01")
         per_chip = float(quarter["cost_usd_median"]) / float(quarter["units_median"])
         s = get_system(system)
-        assert per_chip == pytest.approx(s.price_usd_low / s.gpus_per_system, rel=0.02), chip
+        assert per_chip == pytest.approx(s.chip_price_usd_low, rel=0.02), chip
 
 
 def test_the_announced_contracts_are_there_with_sources():

@@ -75,7 +75,9 @@ FLOAT_FIELDS = (
     "price_usd_high",
 )
 FLAG_FIELDS = ("scaleout_in_network_reduction", "sold_to_others")
-OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims")
+OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims",
+                   "chip_price_usd_low", "chip_price_usd_high")
+CHIP_PRICE_FIELDS = ("chip_price_usd_low", "chip_price_usd_high")
 REQUIRED_FIELDS = TEXT_FIELDS + DATE_FIELDS + INT_FIELDS + FLOAT_FIELDS + FLAG_FIELDS
 NULLABLE_FIELDS = ("fp4_dense_tflops",)  # "NA": the precision is not supported (Hopper has no FP4)
 ALL_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
@@ -139,6 +141,12 @@ class System:
     system_power_kw: float
     price_usd_low: float
     price_usd_high: float
+    """What the buyer pays for the deployed system: accelerators plus hosts, DRAM, NICs, chassis, in-rack power and
+    cooling and any scale-up switches."""
+    chip_price_usd_low: float | None
+    chip_price_usd_high: float | None
+    """One accelerator chip alone, where the system price is derived from it (TPU, Trainium, AMD); None where only
+    the whole system's price is known (NVIDIA)."""
     announced: str
     first_shipment: str
     volume: str
@@ -270,6 +278,15 @@ def load_systems(path: Path | str = DATA_FILE) -> dict[str, System]:
             raise InputError(f"{path}: system {key!r}: expected announced <= first_shipment <= volume, got {dates}")
         if have["price_usd_low"] > have["price_usd_high"]:
             raise InputError(f"{path}: system {key!r}: price_usd_low exceeds price_usd_high")
+        chips = [have.get(f) for f in CHIP_PRICE_FIELDS]
+        if (chips[0] is None) != (chips[1] is None):
+            raise InputError(f"{path}: system {key!r}: expected both chip_price_usd_low and chip_price_usd_high or "
+                             "neither")
+        for bound, chip in zip(("low", "high"), chips, strict=True):
+            if chip is not None and have[f"price_usd_{bound}"] <= chip * have["gpus_per_system"]:
+                raise InputError(f"{path}: system {key!r}: price_usd_{bound} {have[f'price_usd_{bound}']:g} expected "
+                                 f"above its chips alone ({have['gpus_per_system']} x chip_price_usd_{bound} "
+                                 f"{chip:g}): a system price includes the server or rack around the chips")
         torus = str(have["scaleup_topology"]).startswith("torus")
         dims = have.get("torus_dims")
         if torus != (dims is not None):

@@ -93,7 +93,8 @@ class Buyer(Agent):
             self, model.supplier_of, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,
                              spec.choice_sharpness, spec.choice_min_weight, terms.pue,
-                             spec.valuation.software_ahead_months),
+                             spec.valuation.software_ahead_months, spec.valuation.facility_usd_per_mw,
+                             spec.rental.usd_per_kwh, terms.gpu_lifetime_years),
             keys, self.spare_mw, self.milestones.first, model.date_of, self.site_ready_wait_months,
             self.joining_cluster_gpus,
             discount=lambda k, t: spec.supplier.discount(k, model.year_at(t)))  # software maturity (issue 18)
@@ -318,11 +319,12 @@ class Buyer(Agent):
 
     def plan_power(self, t: int, year: int) -> None:
         """Start construction when the power this buyer will need by the time a build started now is surely done
-        exceeds what it has or is building (spending ahead over that horizon, at the price of filling a MW with
-        the newest system), within the grid connections it can get this year."""
+        exceeds what it has or is building (spending ahead over that horizon, at what a MW of the systems it chose
+        last costs, or before it chose, of the newest NVIDIA system), within the grid connections it can get this
+        year."""
         if self.terms.power_unconstrained:
             return
-        usd_per_mw = self.model.best_usd_per_facility_mw(t, self.terms.pue)
+        usd_per_mw = self.procurement.usd_per_facility_mw or self.model.best_usd_per_facility_mw(t, self.terms.pue)
         spend_ahead = self.treasury.cash_usd() + sum(self._budgets_ahead(t))
         need = self.power_committed_mw() + spend_ahead / usd_per_mw
         gap = need - self.fleet.power_online_mw() - self.power.building_mw()

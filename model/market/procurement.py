@@ -4,7 +4,11 @@ table's value per GPU for the buyer's mix of training and serving, times the sce
 vendor's software is known to lag), discounted by the wait until it could run (the vendor's
 queue, and a fit-out when the system needs liquid-cooled space the buyer does not have); the cash on hand is split
 across systems by score^sharpness, each order bounded by the power (of its cooling) free when it would arrive, and
-money one system cannot take goes to the next."""
+money one system cannot take goes to the next.
+
+What a system costs the buyer is its full cost of ownership, not its price alone: the price, the facility its power
+needs (critical IT MW x the cost to build a MW) and the energy it draws over its service life. A cheap chip that
+needs more power per unit of work needs more data centre and more electricity, which its price does not show."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from model.capability.table import CapabilityTable
 from model.hardware.systems import systems
 from model.market.money import Treasury
+from model.market.pricing import HOURS_PER_YEAR
 from model.market.supplier import Consignee, Supplier
 
 
@@ -29,6 +34,17 @@ class ProcurementTerms:
     choice_min_weight: float  # systems below this weight (after ^sharpness) get nothing
     pue: float
     software_ahead_months: int  # a buyer counts on software improving until arrival, at most this far ahead
+    facility_usd_per_mw: float  # what a MW of critical IT load costs to build
+    usd_per_kwh: float  # the price of the energy its systems draw
+    service_life_years: float  # how long the buyer runs a system (energy is paid over it)
+
+
+def ownership_cost_usd(price_usd: float, system_power_kw: float, terms: ProcurementTerms) -> float:
+    """A system's full cost to its owner: its price, the facility for its power (critical IT MW x the cost to
+    build a MW) and the energy it draws at full power over its service life (facility power, PUE included)."""
+    facility = system_power_kw / 1000.0 * terms.facility_usd_per_mw
+    energy = system_power_kw * terms.pue * HOURS_PER_YEAR * terms.service_life_years * terms.usd_per_kwh
+    return price_usd + facility + energy
 
 
 class Procurement:
@@ -64,6 +80,7 @@ class Procurement:
         self._value: dict[tuple[str, int, int], float] = {}
         self._scores: dict[tuple, float] = {}  # a month's scores (asked again while switching and ordering)
         self.liquid_share = 0.0  # share of the last month's choice that needs liquid cooling, sites assumed ready
+        self.usd_per_facility_mw: float | None = None  # what the last month's choice costs per facility MW (power)
         self.is_liquid: dict[str, bool] = dict.fromkeys(system_keys, False)  # set by the buyer
 
     def value_per_gpu(self, k: str, t: int, arrival_month: int | None = None) -> float:
@@ -93,10 +110,16 @@ class Procurement:
         if not sites_ready:
             wait = self.ready_wait(k, t, wait)
         software_month = t + min(round(wait), self.terms.software_ahead_months)
-        value_usd = self.value_per_gpu(k, t, software_month) / sup.price_usd(k, t)
-        score = value_usd * systems()[k].gpus_per_system * math.exp(-wait / self.terms.wait_tau_months)
+        value_usd = self.value_per_gpu(k, t, software_month) / self.cost_per_gpu_usd(k, t)
+        score = value_usd * math.exp(-wait / self.terms.wait_tau_months)
         self._scores[key] = score
         return score
+
+    def cost_per_gpu_usd(self, k: str, t: int) -> float:
+        """What one GPU of system k ordered now costs the buyer to own (`ownership_cost_usd`)."""
+        s = systems()[k]
+        price = self.supplier_of(k).price_usd(k, t)
+        return ownership_cost_usd(price, s.system_power_kw, self.terms) / s.gpus_per_system
 
     def _weights(self, scores: dict[str, float]) -> dict[str, float]:
         top = max(scores.values())
@@ -120,6 +143,10 @@ class Procurement:
         wanted = self._weights({k: self.score(k, t, sites_ready=True) for k in offered})
         if wanted:  # what the buyer would buy if its sites were ready: it fits out space for that share
             self.liquid_share = sum(w for k, w in wanted.items() if self.is_liquid[k]) / sum(wanted.values())
+            # and builds power for it: money is split by weight, so a dollar buys the weighted MW per dollar
+            mw_per_usd = sum(w * systems()[k].system_power_kw * terms.pue / 1000.0 / self.supplier_of(k).price_usd(k, t)
+                             for k, w in wanted.items()) / sum(wanted.values())
+            self.usd_per_facility_mw = 1.0 / mw_per_usd
         weights = self._weights({k: self.score(k, t) for k in offered})
         total = sum(weights.values())
         best_now = max((k for k in weights if self.supplier_of(k).shipping(k, t)), key=weights.get, default=None)
@@ -163,8 +190,9 @@ class Procurement:
                     terms.choice_min_weight:
                 continue
             price = sup.price_usd(best, t)
-            if self.value_per_gpu(best, t) / price <= self.value_per_gpu(k, t) / sup.price_usd(k, t):
-                continue  # only to a system worth more per dollar (never back to an older one)
+            if self.value_per_gpu(best, t) / self.cost_per_gpu_usd(best, t) <= \
+                    self.value_per_gpu(k, t) / self.cost_per_gpu_usd(k, t):
+                continue  # only to a system worth more per dollar owned (never back to an older one)
             usd = sup.withdraw(self.buyer, k, self.on_order_units[k])
             if usd <= 0:
                 continue

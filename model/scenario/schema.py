@@ -197,10 +197,15 @@ class Valuation(_Frozen):
     """How buyers value systems with their performance model: on the software of the era they decide in (eras of
     `software_era_months`, starting in January), counting on software improving while an order waits for at most
     `software_ahead_months`, and training at their own scale (the reference training job also asked on each of
-    `training_scale_steps` times its GPUs)."""
+    `training_scale_steps` times its GPUs). A system's cost to a buyer is its full cost of ownership: its price, the
+    facility its power needs (`facility_usd_per_mw` of critical IT load) and the energy it draws over its service
+    life."""
 
     software_era_months: Literal[1, 2, 3, 4, 6, 12]  # eras that tile the year
     software_ahead_months: Months
+    # what a MW of critical IT load costs to build (buyers score systems on their full cost: price, the facility
+    # their power needs, and energy over their service life); USD 100M/MW is ten times any reported build
+    facility_usd_per_mw: Annotated[float, Field(ge=0, le=1e8)]
     training_scale_steps: Annotated[list[Annotated[int, Field(gt=1, le=4096)]], Field(min_length=1, max_length=8),
                                     AfterValidator(_increasing)]  # 4096 x a job stays below MAX_GPUS for jobs < 4k
 
