@@ -39,10 +39,32 @@ def test_values_are_relative_to_hgx_h100_and_newer_generations_deliver_more(tabl
     assert set(table.systems) == set(systems())
 
 
-def test_value_per_gpu_mixes_training_and_serving_by_the_buyers_weight(table):
+def test_value_per_gpu_is_the_h100_time_a_gpu_saves_on_a_fixed_mix_of_work(table):
+    """A buyer's work is a fixed mix (a quarter training, the rest serving split by the jobs' weights): one GPU of
+    the system does it in the sum of each job's share over its speed-up, so its worth in H100s is the harmonic
+    mean, never above the best job's speed-up nor below the worst's, and below the arithmetic mean when the
+    speed-ups differ."""
     value = table.value("gb200_nvl72")
-    serving = sum(w * r for w, r in zip(table.serve_weights, value.serving, strict=True)) / sum(table.serve_weights)
-    assert table.value_per_gpu("gb200_nvl72", 0.25) == pytest.approx(0.25 * value.training + 0.75 * serving)
+    shares = [0.25] + [0.75 * w / sum(table.serve_weights) for w in table.serve_weights]
+    ratios = [value.training, *value.serving]
+    time_on_mix = sum(share / ratio for share, ratio in zip(shares, ratios, strict=True))
+    worth = table.value_per_gpu("gb200_nvl72", 0.25)
+    assert worth == pytest.approx(1.0 / time_on_mix)
+    assert min(ratios) <= worth <= max(ratios)
+    assert worth < sum(share * ratio for share, ratio in zip(shares, ratios, strict=True))
+
+
+def test_a_system_that_cannot_run_a_job_of_the_mix_is_worth_nothing_on_it(table):
+    from dataclasses import replace
+
+    from model.capability.table import SystemValue
+
+    def valuer(system: str, era: str | None) -> SystemValue:
+        return SystemValue(training=2.0, serving=(3.0, 0.0), training_at_scale=(2.0,))
+
+    cannot_serve = replace(table, valuer=valuer, _values={})
+    assert cannot_serve.value_per_gpu("gb200_nvl72", 0.5) == 0.0
+    assert cannot_serve.value_per_gpu("gb200_nvl72", 1.0) == pytest.approx(2.0)  # training only: it can
 
 
 def test_one_table_per_scenario_inputs_in_a_process(scenario, table):

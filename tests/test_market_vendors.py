@@ -122,6 +122,22 @@ def test_a_scenario_can_open_a_vendor_to_every_buyer(params):
     assert "trn3" not in model.buyer("microsoft").procurement.candidates
 
 
+def test_the_owner_of_custom_chips_pays_their_cost_and_others_the_market_price(params):
+    """Google pays what its TPUs cost to make (the catalog low: Epoch's cost per chip plus the server), with no
+    launch premium; when it sells them to others, they pay the market price, which is higher."""
+    model = MarketModel.from_params(apply_overrides(params, ["end=2024-03", 'supplier.sells_to_others=["Google"]']),
+                                    seed=0)
+    google = model.suppliers["Google"]
+    t = google.first["tpu_v7"]  # launch month: the market price carries its launch premium
+    cost = systems()["tpu_v7"].price_usd_low
+    assert model.buyer("google").procurement.price_usd("tpu_v7", t) == cost
+    assert model.buyer("microsoft").procurement.price_usd("tpu_v7", t) == google.price_usd("tpu_v7", t) > cost
+    assert model.buyer("microsoft").procurement.cost_per_gpu_usd("tpu_v7", t) > \
+        model.buyer("google").procurement.cost_per_gpu_usd("tpu_v7", t)
+    nvidia = model.suppliers["NVIDIA"]  # a vendor that sells to everyone has no owner: everyone pays its price
+    assert model.buyer("google").procurement.price_usd("gb300_nvl72", t) == nvidia.price_usd("gb300_nvl72", t)
+
+
 def test_the_software_discount_lowers_what_a_buyer_counts_on(params):
     model = MarketModel.from_params(apply_overrides(params, ["end=2024-03"]), seed=0)
     p = model.buyer("microsoft").procurement
@@ -167,14 +183,15 @@ def test_a_cheap_chip_that_needs_more_power_for_its_work_loses_on_the_full_cost(
 
 
 def test_a_buyer_builds_power_for_the_systems_it_chooses(params):
-    """Google chooses TPUs: the power it plans costs what a MW of its choice costs, not a MW of NVIDIA's newest."""
+    """Google chooses TPUs: the power it plans costs what a MW of its choice costs it (its own chips at cost), not a
+    MW of NVIDIA's newest."""
     model = MarketModel.from_params(apply_overrides(params, ["end=2024-06"]), seed=0)
     model.run()
     p = model.buyer("google").procurement
     t = model.month
     chosen = p._weights({k: p.score(k, t, sites_ready=True) for k in p.offered(t)})
     assert any(systems()[k].vendor == "Google" for k in chosen)
-    mw_per_usd = sum(w * systems()[k].system_power_kw * p.terms.pue / 1000 / p.supplier_of(k).price_usd(k, t)
+    mw_per_usd = sum(w * systems()[k].system_power_kw * p.terms.pue / 1000 / p.price_usd(k, t)
                      for k, w in chosen.items()) / sum(chosen.values())
     assert p.usd_per_facility_mw == pytest.approx(1 / mw_per_usd, rel=0.05)
     assert p.usd_per_facility_mw < 0.8 * model.best_usd_per_facility_mw(t, p.terms.pue)

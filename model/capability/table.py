@@ -186,19 +186,32 @@ class CapabilityTable:
 
     def value_per_gpu(self, system: str, training_weight: float, month: str | None = None,
                       software_month: str | None = None, cluster_gpus: int | None = None) -> float:
-        """What one GPU of `system` delivers, in HGX H100 GPUs, on a mix of the reference training job (weight
-        `training_weight`; on a cluster of `cluster_gpus` when given, the buyer's own scale) and the serving jobs
-        public by `month` (the rest, split by their own weights; all of them when `month` is None), on the
-        software of `software_month`'s era (default: `month`'s). With no serving job public yet, training alone."""
+        """How many HGX H100 GPUs one GPU of `system` replaces on a fixed mix of work: the reference training job
+        (share `training_weight` of the H100 time; on a cluster of `cluster_gpus` when given, the buyer's own scale)
+        and the serving jobs public by `month` (the rest, split by their own weights; all of them when `month` is
+        None), on the software of `software_month`'s era (default: `month`'s). With no serving job public yet,
+        training alone.
+
+        The mix is fixed work, so the system's time on it is the sum of each job's share over its speed-up, and the
+        value is the weighted harmonic mean of the speed-ups (Smith, "Characterizing computer performance with a
+        single number", CACM 31(10), 1988: the mean of rates that matches total time on equal work). An arithmetic
+        mean would let one job with a large speed-up stand for the whole mix; a system that cannot run one of the
+        jobs (speed-up 0) is worth nothing on the mix."""
         value = self.value(system, software_month or month)
         training = self.training_ratio_at(value, cluster_gpus)
         live = [(w, r) for w, r, since in zip(self.serve_weights, value.serving, self.serve_since, strict=True)
                 if since is None or month is None or since <= month[:7]]
         total = sum(w for w, _ in live)
-        if total <= 0:
-            return training
-        serve = sum(w * r for w, r in live) / total
-        return training_weight * training + (1 - training_weight) * serve
+        shares = [(training_weight if total > 0 else 1.0, training)]
+        shares += [((1 - training_weight) * w / total, r) for w, r in live]
+        time_per_h100_work = 0.0
+        for share, ratio in shares:
+            if share <= 0:
+                continue
+            if ratio <= 0:
+                return 0.0
+            time_per_h100_work += share / ratio
+        return 1.0 / time_per_h100_work if time_per_h100_work > 0 else 0.0
 
     def software_era(self, month: str | None) -> str | None:
         """The software era of `month` ("YYYY-MM...", None: mature software)."""

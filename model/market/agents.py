@@ -351,8 +351,8 @@ class Buyer(Agent):
         horizon = self.terms.preorder_lookahead_months
         if not horizon:
             return 0.0
-        sup = self.model.supplier_of
-        preordered = sum(units * sup(k).price_usd(k, t) for k, units in self.procurement.on_order_units.items()
+        sup, p = self.model.supplier_of, self.procurement
+        preordered = sum(units * p.price_usd(k, t) for k, units in p.on_order_units.items()
                          if units and (not sup(k).shipping(k, t) or sup(k).expected_wait_months(k, t) >= 1))
         if not preordered:
             return 0.0
@@ -365,7 +365,7 @@ class Buyer(Agent):
         the contract starts."""
         s = systems()[contract.system]
         t = self.model.month
-        price_per_gpu = self.model.supplier_of(contract.system).price_usd(contract.system, t) / s.gpus_per_system
+        price_per_gpu = self.procurement.price_usd(contract.system, t) / s.gpus_per_system
         self.treasury.fund(contract.gpus * price_per_gpu)
         mw = contract.gpus * s.system_power_kw_per_gpu * self.terms.pue / 1000.0
         self.power.allow_for_contract(mw, range(self.model.year_at(t), self.model.year_at(max(contract.start_month,

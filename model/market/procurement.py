@@ -115,10 +115,14 @@ class Procurement:
         self._scores[key] = score
         return score
 
+    def price_usd(self, k: str, t: int) -> float:
+        """What this buyer pays per system k ordered now (an owner pays its own chips' cost: `Supplier.price_usd`)."""
+        return self.supplier_of(k).price_usd(k, t, self.buyer.name)
+
     def cost_per_gpu_usd(self, k: str, t: int) -> float:
         """What one GPU of system k ordered now costs the buyer to own (`ownership_cost_usd`)."""
         s = systems()[k]
-        price = self.supplier_of(k).price_usd(k, t)
+        price = self.price_usd(k, t)
         return ownership_cost_usd(price, s.system_power_kw, self.terms) / s.gpus_per_system
 
     def _weights(self, scores: dict[str, float]) -> dict[str, float]:
@@ -144,7 +148,7 @@ class Procurement:
         if wanted:  # what the buyer would buy if its sites were ready: it fits out space for that share
             self.liquid_share = sum(w for k, w in wanted.items() if self.is_liquid[k]) / sum(wanted.values())
             # and builds power for it: money is split by weight, so a dollar buys the weighted MW per dollar
-            mw_per_usd = sum(w * systems()[k].system_power_kw * terms.pue / 1000.0 / self.supplier_of(k).price_usd(k, t)
+            mw_per_usd = sum(w * systems()[k].system_power_kw * terms.pue / 1000.0 / self.price_usd(k, t)
                              for k, w in wanted.items()) / sum(wanted.values())
             self.usd_per_facility_mw = 1.0 / mw_per_usd
         weights = self._weights({k: self.score(k, t) for k in offered})
@@ -153,7 +157,7 @@ class Procurement:
         for k, w in sorted(weights.items(), key=lambda kw: -kw[1]):  # what one cannot take flows to the next
             s = systems()[k]
             sup = self.supplier_of(k)
-            price = sup.price_usd(k, t)
+            price = self.price_usd(k, t)
             units = int(cash * w / total // price)
             total -= w
             spare_mw = self.spare_mw(k, t)
@@ -189,7 +193,7 @@ class Procurement:
             if best is None or best == k or (scores[k] / scores[best]) ** terms.choice_sharpness >= \
                     terms.choice_min_weight:
                 continue
-            price = sup.price_usd(best, t)
+            price = self.price_usd(best, t)
             if self.value_per_gpu(best, t) / self.cost_per_gpu_usd(best, t) <= \
                     self.value_per_gpu(k, t) / self.cost_per_gpu_usd(k, t):
                 continue  # only to a system worth more per dollar owned (never back to an older one)

@@ -133,8 +133,13 @@ class Supplier(Agent):
     def shipping(self, k: str, t: int) -> bool:
         return systems()[k].status != "dropped" and t >= self.first[k]
 
-    def price_usd(self, k: str, t: int) -> float:
-        """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low."""
+    def price_usd(self, k: str, t: int, buyer: str | None = None) -> float:
+        """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low. The
+        owner of custom chips (Google for its TPUs, AWS for Trainium) pays what its systems cost to make, the
+        catalog low (chips at what the owner pays its design partner and foundry, plus the server around them),
+        whoever else it sells to: no vendor margin stands between it and its own chips."""
+        if buyer is not None and buyer == self.owner:
+            return systems()[k].price_usd_low
         key = (k, t)
         if key not in self._prices:
             self._prices[key] = system_price_usd(systems()[k], t - self.first[k], self.p)
