@@ -86,6 +86,12 @@ def _gpus_shipped(start: str, end: str, systems: Sequence[str] | None = None,
     return value
 
 
+def _delivered_h100e(a: pd.DataFrame) -> pd.Series:
+    """H100e an owner holds (delivered: online or in bring-up), Epoch AI's kind of count; results written before the
+    column existed give online H100e."""
+    return a["h100e_delivered"] if "h100e_delivered" in a else a["h100e"]
+
+
 def _agent_value(agent: str, month: str, column: str | Callable[[pd.DataFrame], pd.Series],
                  scale: float = 1.0) -> Callable[[Source], pd.Series]:
     def value(src: Source) -> pd.Series:
@@ -172,7 +178,7 @@ def checks() -> list[Check]:
                                 ("Oracle", "oracle", "2026-04"), ("xAI", "xai", "2026-04")):
         r = h[(h["owner"] == owner) & (h["metric"] == "h100e") & (h["as_of"] == as_of)].iloc[0]
         out.append(Check("H100e by owner", f"{owner} H100e {as_of} (M, Epoch AI)", r["value"] / 1e6, "M",
-                         _agent_value(agent, f"{as_of}-01", "h100e", 1e6), r["source_url"]))
+                         _agent_value(agent, f"{as_of}-01", _delivered_h100e, 1e6), r["source_url"]))
     r = h[(h["owner"] == "CoreWeave") & (h["metric"] == "gpus")].iloc[0]
     out.append(Check("Neocloud GPUs and power", "CoreWeave GPUs end-2024 (k, lower bound)", r["value"] / 1e3, "k",
                      _agent_value("coreweave", "2024-12-01", "gpus_online", 1e3), r["source_url"]))

@@ -103,7 +103,8 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
     agents, market = run0.agents_frame(), run0.market_frame()
     keys = run0.system_keys
     assert list(agents.columns) == (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in keys]
-                                    + ["h100e", "contracted_h100e", "reachable_h100e", "power_mw_online",
+                                    + ["h100e", "h100e_delivered", "contracted_h100e", "reachable_h100e",
+                                       "power_mw_online",
                                        "power_mw_used", "largest_cluster_gpus",
                                        "largest_cluster_h100e", "largest_cluster_mw", "largest_cluster_systems",
                                        "capex_usd_cumulative", "reference_run_cluster_gpus", "frontier_run_days"])
@@ -117,6 +118,7 @@ def test_tables_have_the_design_columns_and_no_negative_values(run0):
     numbers = pd.concat([agents.select_dtypes("number"), market.select_dtypes("number")], axis=1)
     assert (numbers.fillna(0) >= 0).all().all()
     assert (agents.power_mw_used <= agents.power_mw_online + 1e-6).all()
+    assert (agents.h100e_delivered >= agents.h100e - 1e-6).all()  # what runs was delivered first
     # the largest cluster is one site's: within the agent's GPUs and power, its systems named; the fastest
     # reference-run cluster of a buyer that is not a lab is one of its own, so never larger
     assert (agents.largest_cluster_gpus <= agents.gpus_online).all()

@@ -155,6 +155,12 @@ class Buyer(Agent):
     def h100e(self) -> float:
         return self.fleet.h100e()
 
+    def h100e_delivered(self) -> float:
+        """H100e the buyer has received: online, plus arrived and in bring-up or waiting for power or cooling (what
+        an owner holds, as Epoch AI's chip-owner counts do; `h100e` is what runs)."""
+        catalog = systems()
+        return self.h100e() + sum(g * catalog[k].h100e_per_gpu for k, g, _ in self.inbound.integrating)
+
     def power_online_mw(self) -> float:
         return self.fleet.power_online_mw()
 

@@ -19,7 +19,7 @@ AGENT_ROW_NAME = "row"
 def agent_columns(system_keys: tuple[str, ...]) -> list[str]:
     """Columns of the agents table (DESIGN.md)."""
     return (["date", "agent", "kind", "gpus_online"] + [f"gpus_online_{k}" for k in system_keys]
-            + ["h100e", "contracted_h100e", "reachable_h100e", "power_mw_online", "power_mw_used",
+            + ["h100e", "h100e_delivered", "contracted_h100e", "reachable_h100e", "power_mw_online", "power_mw_used",
                "largest_cluster_gpus", "largest_cluster_h100e",
                "largest_cluster_mw", "largest_cluster_systems", "capex_usd_cumulative", "reference_run_cluster_gpus",
                "frontier_run_days"])
@@ -37,7 +37,8 @@ def agent_row(buyer) -> tuple:
     k, g = buyer.accessible_cluster()
     days = buyer.model.capability.reference_run_days(k, g, buyer.model.date_of(buyer.model.month)) if k else None
     return (buyer.name, buyer.kind, int(sum(online.values())), *(int(online[key]) for key in buyer.model.system_keys),
-            owned, contracted, owned + contracted, buyer.power_online_mw(), buyer.power_used_mw(), int(largest.gpus),
+            owned, buyer.h100e_delivered(), contracted, owned + contracted, buyer.power_online_mw(),
+            buyer.power_used_mw(), int(largest.gpus),
             largest.h100e, largest.mw, largest.systems, buyer.capex_usd, float(g) if k else None, days)
 
 
