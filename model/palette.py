@@ -53,6 +53,8 @@ SYSTEM_COLORS: dict[str, str] = {
     "rubin_ultra_nvl144": "#d94801",
     "feynman": "#756bb1",
     # other vendors: Google TPUs teal, AWS Trainium browns, AMD Instinct reds
+    "tpu_v4": "#d8f0ec",
+    "tpu_v5e": "#b0e0d8",
     "tpu_v5p": "#80cdc1",
     "tpu_v6e": "#35978f",
     "tpu_v7": "#01665e",

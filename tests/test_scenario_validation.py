@@ -47,7 +47,8 @@ BAD_FILES = {
     "bad month": ('start = "2024-13"\n', r"x.toml: start: expected a month as YYYY-MM, got '2024-13'"),
     "dates out of order": ('end = "2023-06"\n', r"x.toml: end: expected a month on or after start \(2024-01\), "
                                                 r"got '2023-06'"),
-    "start before any system ships": ('start = "2021-01"\n', r"x.toml: start: expected a month on or after 2022-10"),
+    "start before any system ships": ('start = "2021-01"\n', r"x.toml: start: expected a month on or after 2021-05 "
+                                                             r"\(the first system's first shipment\)"),  # TPU v4
     "a reference job H100 cannot run": ("[reference_jobs.train]\ngpus = 8\n",
                                         r"x.toml: reference_jobs.train: expected a job HGX H100 can run"),
     "probabilities": ("[supplier]\nslip_probs = [0.5, 0.5, 0.5, 0.5]\n",

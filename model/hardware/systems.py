@@ -34,6 +34,8 @@ NVIDIA_SYSTEM_KEYS = (
     "feynman",
 )
 OTHER_VENDOR_SYSTEM_KEYS = (
+    "tpu_v4",
+    "tpu_v5e",
     "tpu_v5p",
     "tpu_v6e",
     "tpu_v7",
@@ -76,7 +78,9 @@ FLOAT_FIELDS = (
 )
 FLAG_FIELDS = ("scaleout_in_network_reduction", "sold_to_others")
 OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims",
-                   "chip_price_usd_low", "chip_price_usd_high")
+                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment")
+LAST_SHIPMENT_FIELD = "last_shipment"
+"""The month a system's maker last made it (TPU v4, v5e): no orders after it; absent, it is made to the end."""
 CHIP_PRICE_FIELDS = ("chip_price_usd_low", "chip_price_usd_high")
 REQUIRED_FIELDS = TEXT_FIELDS + DATE_FIELDS + INT_FIELDS + FLOAT_FIELDS + FLAG_FIELDS
 NULLABLE_FIELDS = ("fp4_dense_tflops",)  # "NA": the precision is not supported (Hopper has no FP4)
@@ -150,6 +154,8 @@ class System:
     announced: str
     first_shipment: str
     volume: str
+    last_shipment: str | None
+    """The last month the system was made (its maker's production ended: TPU v4, v5e); None while it is made."""
     sources: Mapping[str, Source] = field(repr=False, compare=False)
 
     def dense_tflops(self, precision: str) -> float | None:
@@ -212,7 +218,7 @@ def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
         if not _DIMS.match(raw):
             raise _fail(path, line, system, name, f"expected dimensions such as 16x16x24, got {raw!r}")
         return tuple(int(d) for d in raw.split("x"))
-    if name in DATE_FIELDS:
+    if name in DATE_FIELDS or name == LAST_SHIPMENT_FIELD:
         if not _DATE.match(raw):
             raise _fail(path, line, system, name, f"expected a month YYYY-MM, got {raw!r}")
         return raw
@@ -276,6 +282,10 @@ def load_systems(path: Path | str = DATA_FILE) -> dict[str, System]:
         dates = [have[f] for f in DATE_FIELDS]
         if not dates[0] <= dates[1] <= dates[2]:
             raise InputError(f"{path}: system {key!r}: expected announced <= first_shipment <= volume, got {dates}")
+        last = have.get(LAST_SHIPMENT_FIELD)
+        if last is not None and last < dates[1]:
+            raise InputError(f"{path}: system {key!r}: expected last_shipment {last} not before first_shipment "
+                             f"{dates[1]}")
         if have["price_usd_low"] > have["price_usd_high"]:
             raise InputError(f"{path}: system {key!r}: price_usd_low exceeds price_usd_high")
         chips = [have.get(f) for f in CHIP_PRICE_FIELDS]

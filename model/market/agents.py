@@ -108,7 +108,7 @@ class Buyer(Agent):
     def _start_state(self, power_mw_start: float, under_construction_mw: float, fleet_start: dict[str, int]) -> None:
         """Power, construction and fleet at the start. Sites that exist at the start are of the size campuses had
         then (`start_site_mw`); power under construction arrives evenly over one lead time. The starting fleet is
-        online from the start."""
+        online from the start, its liquid-cooled systems (a TPU v5e pod) in space already fitted for them."""
         mw = power_mw_start
         while mw > 1e-9:
             size = min(mw, self.terms.start_site_mw)
@@ -119,6 +119,10 @@ class Buyer(Agent):
         for k, gpus in fleet_start.items():
             self.start_fleet[k] += gpus
             self.inbound.integrating.append(Shipment(k, gpus, 0))
+            if self.is_liquid[k]:  # whole systems, as they are placed
+                s = systems()[k]
+                self.liquid.ready_mw += (math.ceil(gpus / s.gpus_per_system) * s.system_power_kw * self.terms.pue
+                                         / 1000.0)
         self.place_ready(month=0, online_month=-self.terms.fleet_start_age_months, events=False)
 
     def _record_now(self, event: str, system: str, gpus: int, detail: str = "") -> None:

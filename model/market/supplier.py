@@ -84,6 +84,9 @@ class Supplier(Agent):
         self.foundry = foundry
         self.first: dict[str, int] = {}
         self.volume: dict[str, int] = {}
+        # the last month a system is made (TPU v4, v5e: production ended); made to the end of the run otherwise
+        self.last: dict[str, int] = {k: month_index(catalog[k].last_shipment, model.start)
+                                     if catalog[k].last_shipment else 10**9 for k in self.keys}
         self.volume_announced: dict[str, int] = {}  # the volume date buyers expect until the first racks ship
         for k in self.keys:
             delay, volume_delay = params.delays_months(k)  # scenario inputs, e.g. a Rubin delay
@@ -123,15 +126,16 @@ class Supplier(Agent):
 
     # -- what buyers see ------------------------------------------------------------------------------------------
     def orderable(self, k: str, t: int, lookahead_months: int) -> bool:
-        """Shipping now, or first shipment within the buyer's planning lookahead (pre-orders)."""
-        return systems()[k].status != "dropped" and self.first[k] - t <= lookahead_months
+        """Shipping now, or first shipment within the buyer's planning lookahead (pre-orders); never after the
+        system's last month of production."""
+        return systems()[k].status != "dropped" and self.first[k] - t <= lookahead_months and t <= self.last[k]
 
     def may_order(self, buyer: str, k: str) -> bool:
         """Whether a buyer may order system k: anyone if the vendor sells it to others, else its owner only."""
         return self.p.sold_to_others(k) or buyer == self.owner
 
     def shipping(self, k: str, t: int) -> bool:
-        return systems()[k].status != "dropped" and t >= self.first[k]
+        return systems()[k].status != "dropped" and self.first[k] <= t <= self.last[k]
 
     def price_usd(self, k: str, t: int, buyer: str | None = None) -> float:
         """Price per system: a launch premium decaying with age, a steady decline, floored at the catalog low. The
@@ -153,7 +157,7 @@ class Supplier(Agent):
         """Share of total capacity a system may use: geometric from first shipment to 1 at volume (its actual
         volume date unless `volume` is given)."""
         volume = self.volume[k] if volume is None else volume
-        if t < self.first[k]:
+        if t < self.first[k] or t > self.last[k]:  # not yet, or no longer, made
             return 0.0
         if t >= volume:
             return 1.0
