@@ -196,3 +196,19 @@ def test_frontier_days_carry_the_software_era_of_the_month(table):
     assert days == sorted(days, reverse=True) and days[-1] >= mature - 1e-9
     assert days[0] == pytest.approx(mature * table.slowdown("gb300_nvl72", "2025-07"))
     assert table.slowdown("gb300_nvl72", "2025-08") == table.slowdown("gb300_nvl72", "2025-07")  # one era
+
+
+def test_an_8_bit_training_job_runs_in_each_systems_fastest_8_bit_format():
+    """TPUs without an FP8 path train 8-bit jobs in INT8 (MaxText AQT, as in their MLPerf GPT-3 runs in the validation
+    data), so their value is not their BF16 rate; the serving model has no INT8, so they serve FP8 work as FP8 (at
+    their BF16 rate). Systems with FP8 keep it; NVFP4 stays NVFP4 where the system has FP4."""
+    from model.capability.build import SERVING_PRECISIONS, _precision
+
+    assert systems()["tpu_v6e"].dense_tflops("int8") > systems()["tpu_v6e"].dense_tflops("fp8")
+    assert _precision("tpu_v6e", "fp8") == "int8"
+    assert _precision("tpu_v6e", "fp8", SERVING_PRECISIONS) == "fp8"
+    assert _precision("tpu_v6e", "nvfp4", SERVING_PRECISIONS) == "fp8"
+    assert _precision("tpu_v7", "fp8") == "fp8"  # Ironwood has FP8
+    assert _precision("hgx_h100", "fp8") == "fp8" and _precision("hgx_h100", "nvfp4") == "fp8"
+    assert _precision("gb300_nvl72", "nvfp4", SERVING_PRECISIONS) == "nvfp4"
+    assert _precision("hgx_h100", "bf16") == "bf16"

@@ -10,16 +10,26 @@ from functools import cache, partial
 
 from model.capability.table import CapabilityTable, FrontierDays, SystemValue
 from model.hardware.systems import systems
+from model.performance.serving import PRECISIONS as SERVING_PRECISIONS
 from model.performance.serving import serve_estimate
+from model.performance.training import PRECISIONS as TRAINING_PRECISIONS
 from model.performance.training import frontier_run_days, train_estimate
 from model.scenario.schema import BASELINE_SYSTEM, ReferenceJobs, Scenario, ServeJob, TrainJob
 
 _TABLES: dict[str, CapabilityTable] = {}
 
 
-def _precision(system: str, wanted: str) -> str:
-    """The wanted precision where the system has it (NVFP4 needs Blackwell or later), else FP8."""
-    return wanted if systems()[system].dense_tflops(wanted) else "fp8"
+def _precision(system: str, wanted: str, supported: Sequence[str] = TRAINING_PRECISIONS) -> str:
+    """The wanted precision where the system has it (NVFP4 needs Blackwell or later); an 8-bit job, and a 4-bit one
+    on a system without FP4, runs in the system's fastest 8-bit format that the performance model can run for the
+    job (`supported`): FP8, or INT8 where a TPU has no FP8 path (TPUs train in INT8 with MaxText's AQT, as in
+    their MLPerf GPT-3 runs in validation/vendor_runs.csv; the serving model has no INT8, so TPUs serve FP8 work
+    at their BF16 rate)."""
+    s = systems()[system]
+    if wanted != "fp8" and s.dense_tflops(wanted):
+        return wanted
+    eight_bit = [p for p in ("fp8", "int8") if p in supported and s.dense_tflops(p)]
+    return max(eight_bit, key=lambda p: s.dense_tflops(p) or 0.0, default="fp8")
 
 
 @cache  # the HGX H100 baseline is asked once per era, not once per system valued against it
@@ -35,8 +45,8 @@ def serving_tokens_per_s_per_gpu(system: str, job: ServeJob, era: str | None = N
     """Output tokens/s per GPU on a serving job with the software of `era` (0 if infeasible). Systems bigger
     than the job serve on one system."""
     used = max(job.gpus, systems()[system].gpus_per_system)
-    result = serve_estimate(system, used, job.workload, _precision(system, job.precision), job.input_tokens,
-                            job.output_tokens, scenario=job.scenario, date=era)
+    result = serve_estimate(system, used, job.workload, _precision(system, job.precision, SERVING_PRECISIONS),
+                            job.input_tokens, job.output_tokens, scenario=job.scenario, date=era)
     return result.output_tokens_per_s_per_gpu if result.feasible else 0.0
 
 
