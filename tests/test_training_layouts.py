@@ -4,14 +4,23 @@ import itertools
 
 import pytest
 
-from model.performance.training_layouts import MAX_CP, MAX_EP, MAX_PP, MAX_TP, MICROBATCHES, NAMES, VIRTUAL_STAGES
+from model.performance.training_layouts import (
+    MAX_CP,
+    MAX_EP,
+    MAX_PP,
+    MAX_TP,
+    MICROBATCHES,
+    NAMES,
+    UNEVEN_PP,
+    VIRTUAL_STAGES,
+)
 from model.performance.training_layouts import candidates as vectorised
 
 
 def reference(gpus, domain, layers, heads, experts, gbs, seq_len) -> set[tuple]:
     """The rules of training_layouts written as nested loops."""
     tps = [t for t in (1, 2, 4, 8, 16) if t <= min(domain, MAX_TP, heads) and heads % t == 0]
-    pps = {p for p in range(1, layers + 1) if layers % p == 0 and p <= MAX_PP} | {p for p in (4, 8, 16) if p < layers}
+    pps = {p for p in range(1, layers + 1) if layers % p == 0 and p <= MAX_PP} | {p for p in UNEVEN_PP if p < layers}
     cps = [c for c in (1, 2, 4, 8, 16, 32) if c <= MAX_CP and (seq_len % (2 * c) == 0 or c == 1)]
     eps = [e for e in range(1, experts + 1) if experts % e == 0 and e <= MAX_EP] if experts else [1]
     out = set()

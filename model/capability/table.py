@@ -88,7 +88,13 @@ class FrontierDays:
     about cluster sizes that cannot matter). Between cluster sizes throughput follows a power law, and each size
     gets the best of itself and every smaller size, so days never increase with GPUs (nor with faster GPUs);
     between run sizes throughput is interpolated geometrically, and a run counts as feasible where both
-    neighbouring run sizes are."""
+    neighbouring run sizes are.
+
+    Equal days on clusters of different sizes therefore mean they are all past the size beyond which the run
+    trains no faster (the oracle's answer: for the performance model, failures that interrupt a synchronous job
+    about as often as it restarts), each using that many GPUs; nothing in the table caps it but `max_gpus`. The
+    best size is found on the grid only, so a run whose best lies between two grid sizes is reported at the better
+    of the two (a few per cent slower than the size between)."""
 
     oracle: FrontierOracle
     reference_flop: float

@@ -2,15 +2,24 @@
 
 Interruption rate: Meta's Llama 3 405B pretraining saw 419 unexpected interruptions in 54 days on 16,384 H100 GPUs
 (Dubey et al., "The Llama 3 Herd of Models", https://arxiv.org/abs/2407.21783, section 3.3.4). We treat that as a
-rate per GPU-hour, so a job's mean time between failures falls as 1 / GPUs.
+rate per GPU-hour, so a synchronous job's mean time between failures M falls as 1 / GPUs (any GPU's failure stops
+it).
 
-With checkpoint write cost C and mean time between failures M, the Young/Daly optimal checkpoint interval is
-tau = sqrt(2 C M); each failure also costs a restart R and, on average, half an interval of lost work.
+With checkpoint cost C, restart cost R and Poisson failures, the expected wall time per interval tau of useful work is
+M e^(R/M) (e^((tau + C)/M) - 1) (J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart
+dumps", Future Generation Computer Systems 22 (2006) 303-312, https://doi.org/10.1016/j.future.2004.11.016): failures
+may strike during work, checkpoints and restarts alike. Its first-order expansion, 1 - C/tau - (tau/2 + R)/M at Young's
+interval tau = sqrt(2 C M), holds only while C, R and tau are small against M; at ~10**5 GPUs M is minutes, the
+expansion goes to zero or below and would make a larger cluster slower than it is. The exact cost is used at Daly's
+higher-order optimum interval, so goodput falls smoothly with scale and never reaches zero: the size beyond which
+more GPUs train no faster is where the restarts they cause cost more than they add (M of the order of R), an outcome
+of the failure rate and R, not of the formula.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 LLAMA3_INTERRUPTIONS = 419
@@ -45,11 +54,22 @@ def checkpoint_s(state_gb_per_gpu: float, assumptions: GoodputAssumptions = DEFA
     return assumptions.checkpoint_fixed_s + state_gb_per_gpu / assumptions.checkpoint_gb_s_per_gpu
 
 
+def checkpoint_interval_s(checkpoint_cost_s: float, mtbf: float) -> float:
+    """Daly's higher-order estimate of the optimum compute time between checkpoints (Daly 2006): Young's
+    sqrt(2 C M) with its next terms, or M itself once a checkpoint costs more than 2 M."""
+    if checkpoint_cost_s >= 2.0 * mtbf:
+        return mtbf
+    ratio = checkpoint_cost_s / (2.0 * mtbf)
+    return math.sqrt(2.0 * checkpoint_cost_s * mtbf) * (1.0 + math.sqrt(ratio) / 3.0 + ratio / 9.0) - checkpoint_cost_s
+
+
 def goodput_fraction(gpus: int, state_gb_per_gpu: float = 1.0,
                      assumptions: GoodputAssumptions = DEFAULT_GOODPUT) -> float:
-    """Useful fraction of wall time, in (0, 1], at the Young/Daly checkpoint interval."""
+    """Useful fraction of wall time, in (0, 1], at Daly's checkpoint interval: tau over the expected wall time of an
+    interval, M e^(R/M) (e^((tau + C)/M) - 1). Worked in logarithms so that no size overflows; the smallest positive
+    float at worst, so that days stay finite."""
     mtbf = mtbf_s(gpus, assumptions)
     cost = checkpoint_s(state_gb_per_gpu, assumptions)
-    interval = math.sqrt(2.0 * cost * mtbf)
-    lost = cost / interval + (0.5 * interval + assumptions.restart_s) / mtbf
-    return float(min(1.0, max(1e-3, 1.0 - lost)))
+    interval = checkpoint_interval_s(cost, mtbf)
+    log_wall = math.log(mtbf) + assumptions.restart_s / mtbf + math.log(math.expm1((interval + cost) / mtbf))
+    return float(min(1.0, max(sys.float_info.min, math.exp(math.log(interval) - log_wall))))

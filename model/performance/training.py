@@ -182,33 +182,55 @@ BATCH_COEFF, BATCH_EXPONENT = 0.2920, 0.3271
 
 def frontier_batch_seqs(flop: float) -> int:
     """Global batch in sequences for a run of `flop`: the compute-optimal batch, at least 16M tokens, as a power
-    of two in sequences so that data-parallel layouts divide it."""
+    of two in sequences so that data-parallel layouts divide it. It depends on the run, not on the cluster: a
+    larger batch than the run's would buy speed with extra tokens, so more GPUs split the same batch finer."""
     tokens = max(FRONTIER_MIN_BATCH_TOKENS, BATCH_COEFF * flop**BATCH_EXPONENT)
     return 1 << int(math.log2(tokens / FRONTIER_SEQ_LEN))
+
+
+@dataclass(frozen=True)
+class FrontierJob:
+    """The run `frontier_run_days` times: a compute-optimal dense model of `flop` (N = sqrt(FLOP/120) parameters,
+    20 N tokens), sequences of FRONTIER_SEQ_LEN, the run's global batch."""
+
+    workload: Workload
+    global_batch_seqs: int
+    tokens: float
+
+
+def frontier_job(flop: float) -> FrontierJob:
+    """The frontier run of `flop` FLOP."""
+    params = math.sqrt(flop / 120.0)
+    w = custom_workload(f"frontier-{params / 1e9:.0f}b", params_b=params / 1e9)
+    return FrontierJob(w, frontier_batch_seqs(flop), flop / w.flops_per_token(FRONTIER_SEQ_LEN))
 
 
 @lru_cache(maxsize=4096)
 def frontier_run_days(system: str, gpus: int, flop: float, precision: str = "fp8",
                       date: str | None = None) -> float | None:
-    """Days to train a compute-optimal dense model of `flop` total model FLOPs (N = sqrt(FLOP/120), 20 N tokens,
-    seq 8192, compute-optimal batches) on a cluster of `gpus`, goodput included; None if no layout fits.
+    """Days to train a compute-optimal dense model of `flop` total model FLOPs (`frontier_job`) on a cluster of
+    `gpus`, goodput included; None if no layout fits.
 
-    A lab need not use every GPU of the cluster: when failures or the batch limit make the whole cluster slower
-    than part of it, the best of the cluster, a half and a quarter of it is taken."""
-    params = math.sqrt(flop / 120.0)
-    w = custom_workload(f"frontier-{params / 1e9:.0f}b", params_b=params / 1e9)
-    gbs = frontier_batch_seqs(flop)
+    Days stop falling with GPUs where a synchronous job's failures cost more than its extra GPUs add: its mean time
+    between failures falls as 1 / GPUs and, once it nears the restart time, goodput (`goodput`) falls faster than
+    GPUs grow. For the baseline's 5e26 FLOP that is 2**18 to 2**19 GPUs of NVIDIA's systems (an interruption every
+    6-12 minutes at Llama 3's rate against a 5-minute restart), while the batch (134M tokens) still leaves each
+    pipeline 16 or more microbatches and a step on twice the GPUs is still over 1.5x faster. A lab need not use
+    every GPU of the cluster: when the whole cluster is slower than part of it, the best of the cluster, a half and
+    a quarter of it is taken (and `FrontierDays` takes the best of every smaller size), so a cluster past the limit
+    reports the days of the limit."""
+    job = frontier_job(flop)
     s = get_system(system)
     if s.dense_tflops(precision) is None:
         precision = "fp8"
-    tokens = flop / w.flops_per_token(FRONTIER_SEQ_LEN)
     best = None
     for used in (gpus, gpus // 2, gpus // 4):
         if used < s.gpus_per_system:
             continue
-        result = train_estimate(system, used, w, precision, FRONTIER_SEQ_LEN, gbs, date=date)
+        result = train_estimate(system, used, job.workload, precision, FRONTIER_SEQ_LEN, job.global_batch_seqs,
+                                date=date)
         if result.feasible:
-            days = tokens / result.tokens_per_s / result.goodput_fraction / 86400.0
+            days = job.tokens / result.tokens_per_s / result.goodput_fraction / 86400.0
             best = days if best is None else min(best, days)
             if result.goodput_fraction >= 0.5:
                 break  # half the GPUs would need more than twice the goodput to be faster

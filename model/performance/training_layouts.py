@@ -16,6 +16,11 @@ NAMES = ("tp", "pp", "dp", "cp", "ep", "microbatch", "vp", "recompute", "zero", 
 MICROBATCHES = np.array([1, 2, 4, 8])
 VIRTUAL_STAGES = np.array([1, 2, 4, 8])
 MAX_TP, MAX_PP, MAX_CP, MAX_EP = 16, 32, 32, 256
+UNEVEN_PP = (4, 8, 16, 32)
+"""Pipeline sizes allowed whether or not they divide the layers (stages then differ by a layer: Llama 3 405B ran its
+126 layers on 16 stages, the first and last one layer short, https://arxiv.org/abs/2407.21783 section 3.3.2); up to
+MAX_PP, so that a model too big for 16 stages of a small-memory GPU (a ~2T-parameter dense model on 80 GB) can use 32,
+as Megatron-LM's 1T-parameter model used 64 (https://arxiv.org/abs/2104.04473, table 1)."""
 
 
 def _pow2_upto(limit: int) -> np.ndarray:
@@ -38,7 +43,7 @@ def candidates(gpus: int, domain: int, layers: int, heads: int, experts: int, gb
     tps = _pow2_upto(min(domain, MAX_TP, heads))
     tps = tps[heads % tps == 0]
     div = _divisors(layers)
-    pps = np.unique(np.concatenate([div[div <= MAX_PP], np.array([p for p in (4, 8, 16) if p < layers], dtype=int)]))
+    pps = np.unique(np.concatenate([div[div <= MAX_PP], np.array([p for p in UNEVEN_PP if p < layers], dtype=int)]))
     cps = _pow2_upto(MAX_CP)
     cps = cps[(seq_len % (2 * cps) == 0) | (cps == 1)]
     eps = _divisors(experts)[_divisors(experts) <= MAX_EP] if experts else np.array([1])
