@@ -51,7 +51,8 @@ def serving_tokens_per_s_per_gpu(system: str, job: ServeJob, era: str | None = N
 
 
 def _frontier_oracle(precision: str, system: str, gpus: int, flop: float) -> float | None:
-    return frontier_run_days(system, gpus, flop, precision=precision)
+    """Days of a frontier run at the scenario's precision, in the system's own format for it (`_precision`)."""
+    return frontier_run_days(system, gpus, flop, precision=_precision(system, precision))
 
 
 def _peak_flop_per_gpu_day(precision: str, system: str) -> float:
