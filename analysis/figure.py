@@ -19,11 +19,12 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
+from analysis.canvas import Canvas  # noqa: E402
 from analysis.names import KIND_NAMES, agent_name, system_name, system_vendor  # noqa: E402
 from model.errors import InputError  # noqa: E402
 from model.palette import AGENT_COLORS, SYSTEM_COLORS, agent_color, system_color  # noqa: E402
@@ -77,9 +78,12 @@ def setup() -> None:
     matplotlib.rcParams["patch.facecolor"] = matplotlib.colors.to_hex(matplotlib.rcParams["patch.facecolor"])
 
 
-def new_figure(height_in: float, **kwargs) -> plt.Figure:
+def new_figure(height_in: float, **kwargs) -> Figure:
+    """A figure on the report's canvas (`analysis.canvas`), outside pyplot: nothing to register or close."""
     setup()
-    return plt.figure(figsize=(WIDTH_IN, height_in), layout="constrained", **kwargs)
+    fig = Figure(figsize=(WIDTH_IN, height_in), layout="constrained", **kwargs)
+    Canvas(fig)
+    return fig
 
 
 def sys_name(key: str, vendor: str = "") -> str:
@@ -272,7 +276,7 @@ def write_text(path: Path, text: str) -> Path:
     return write_file_atomically(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-def layout_once(fig: plt.Figure) -> None:
+def layout_once(fig: Figure) -> None:
     """Run the figure's layout engine once, at the PNG's DPI, and fix the result.
 
     With a layout engine set, every `savefig` first walks the whole figure with drawing switched off (to run the
@@ -287,7 +291,7 @@ def layout_once(fig: plt.Figure) -> None:
     fig.set_layout_engine(None)  # None (not "none", a placeholder engine that still costs the extra walk)
 
 
-def fix_empty_labels(fig: plt.Figure) -> None:
+def fix_empty_labels(fig: Figure) -> None:
     """Pin the axis labels that have no text, so drawing does not measure every tick label to place them; leave the
     spines out of the layout.
 
@@ -305,7 +309,7 @@ def fix_empty_labels(fig: plt.Figure) -> None:
             ax.yaxis.set_label_coords(0.0, 0.5)
 
 
-def png_bytes(fig: plt.Figure) -> bytes:
+def png_bytes(fig: Figure) -> bytes:
     """The figure drawn on its Agg canvas at DPI, as PNG bytes: RGB when every pixel is opaque (figures have a
     white background), unfiltered rows compressed by zlib, the DPI in pHYs, matplotlib named in the Software text.
 
@@ -337,20 +341,17 @@ def png_bytes(fig: plt.Figure) -> bytes:
     ])
 
 
-def save(fig: plt.Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame],
+def save(fig: Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame],
          notes: str = "") -> FigureFile:
     """Write NAME.png (DPI), NAME.svg and the tables behind it (NAME.csv, or NAME_<key>.csv for several), atomically."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
-    try:
-        fix_empty_labels(fig)
-        layout_once(fig)
-        write_file_atomically(png, lambda p: p.write_bytes(png_bytes(fig)))
-        write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
-        width_in, height_in = fig.get_size_inches()
-    finally:
-        plt.close(fig)
+    fix_empty_labels(fig)
+    layout_once(fig)
+    write_file_atomically(png, lambda p: p.write_bytes(png_bytes(fig)))
+    write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
+    width_in, height_in = fig.get_size_inches()
     csvs = tuple(write_csv(out_dir / (f"{name}.csv" if key == "" else f"{name}_{key}.csv"), df)
                  for key, df in tables.items())
     return FigureFile(name, title, png, svg, csvs, round(width_in * DPI), round(height_in * DPI), notes)
