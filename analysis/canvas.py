@@ -26,6 +26,7 @@ _CACHE_LIMIT = 20_000  # entries per cache; a report uses a few thousand
 
 _sizes: dict[tuple, tuple[float, float, float]] = {}
 _heights: dict[tuple, tuple[float | None, float | None, float | None]] = {}
+_bitmaps: dict[tuple, tuple[np.ndarray, float, float, float]] = {}
 
 
 def _font_heights(prop: FontProperties, dpi: float) -> tuple[float | None, float | None, float | None]:
@@ -71,18 +72,33 @@ class _Agg(RendererAgg):
         return _font_heights(prop, self.dpi)
 
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-        """The string's glyphs laid out and drawn into one bitmap by FreeType, then blended at a whole pixel."""
+        """The string's glyphs laid out and drawn into one bitmap by FreeType (once per process for each string, font
+        and size), then blended at a whole pixel."""
         if ismath:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
-        font = self._prepare_font(prop)
-        font.set_text(s, 0, flags=get_hinting_flag())  # unrotated: draw_text_image rotates the bitmap
-        font.draw_glyphs_to_bitmap(antialiased=gc.get_antialiased())
-        descent = font.get_descent() / 64.0
-        x_offset, y_offset = (v / 64.0 for v in font.get_bitmap_offset())
+        image, descent, x_offset, y_offset = _bitmap(self, s, prop, bool(gc.get_antialiased()))
         x = round(x + x_offset + descent * math.sin(math.radians(angle)))
         y = round(y + y_offset + descent * math.cos(math.radians(angle)))
-        self._renderer.draw_text_image(np.asarray(font.get_image()), x, y + 1, angle, gc)
+        self._renderer.draw_text_image(image, x, y + 1, angle, gc)
         return None
+
+
+def _bitmap(renderer: _Agg, text: str, prop: FontProperties,
+            antialiased: bool) -> tuple[np.ndarray, float, float, float]:
+    """(glyphs, descent, x offset, y offset) of `text` unrotated, in pixels: what FreeType draws for it, drawn the first
+    time this process asks."""
+    key = (renderer.dpi, get_hinting_flag(), antialiased, text, prop)
+    found = _bitmaps.get(key)
+    if found is None:
+        font = renderer._prepare_font(prop)
+        font.set_text(text, 0, flags=get_hinting_flag())  # unrotated: draw_text_image rotates the bitmap
+        font.draw_glyphs_to_bitmap(antialiased=antialiased)
+        x_offset, y_offset = (v / 64.0 for v in font.get_bitmap_offset())
+        found = (np.array(font.get_image(), dtype=np.uint8), font.get_descent() / 64.0, x_offset, y_offset)
+        if len(_bitmaps) >= _CACHE_LIMIT:
+            _bitmaps.clear()
+        _bitmaps[(renderer.dpi, get_hinting_flag(), antialiased, text, prop.copy())] = found
+    return found
 
 
 class _SVG(RendererSVG):

@@ -322,10 +322,10 @@ def png_bytes(fig: Figure) -> bytes:
     rgba = np.asarray(fig.canvas.buffer_rgba())
     height, width = rgba.shape[:2]
     opaque = bool((rgba[..., 3] == 255).all())
-    pixels = rgba[..., :3] if opaque else rgba
-    rows = np.empty((height, 1 + width * pixels.shape[2]), np.uint8)
+    channels = 3 if opaque else 4
+    rows = np.empty((height, 1 + width * channels), np.uint8)
     rows[:, 0] = 0  # filter type "none" on every row
-    rows[:, 1:] = pixels.reshape(height, -1)
+    rows[:, 1:].reshape(height, width, channels)[...] = rgba[..., :channels]  # one copy, no temporary
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
