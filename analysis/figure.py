@@ -291,6 +291,37 @@ def layout_once(fig: Figure) -> None:
     fig.set_layout_engine(None)  # None (not "none", a placeholder engine that still costs the extra walk)
 
 
+def fix_ticks(fig: Figure) -> None:
+    """Fix every axis's ticks, once the layout is done, to those its locator places inside the view, labelled as its
+    formatter labels them among all its locator's ticks.
+
+    Each draw otherwise asks every locator and formatter again, and creates and moves a tick for every location the
+    locator returns, though only those inside the view are drawn (a log locator returns a decade beyond each end,
+    MaxNLocator a step beyond). What is drawn stays the same: the same ticks, labels and offset text.
+    """
+    done: set[int] = set()  # tickers fixed already (shared axes share one ticker, and their view)
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            transform = axis.get_transform()
+            lo, hi = sorted(transform.transform(axis.get_view_interval()))
+            tolerance = 1e-10 * (hi - lo)  # as matplotlib's own test of which ticks to draw
+            for ticker in (axis.major, axis.minor):
+                if id(ticker) in done or isinstance(ticker.locator, matplotlib.ticker.NullLocator):
+                    continue
+                done.add(id(ticker))
+                locs = np.asarray(ticker.locator(), dtype=float)
+                labels = ticker.formatter.format_ticks(locs)
+                offset = ticker.formatter.get_offset()
+                where = transform.transform(locs)
+                keep = (where >= lo - tolerance) & (where <= hi + tolerance)
+                ticker.locator = matplotlib.ticker.FixedLocator(locs[keep])
+                ticker.formatter = matplotlib.ticker.FixedFormatter(
+                    [label for label, inside in zip(labels, keep, strict=True) if inside])
+                ticker.formatter.set_offset_string(offset)
+                ticker.locator.set_axis(axis)
+                ticker.formatter.set_axis(axis)
+
+
 def fix_empty_labels(fig: Figure) -> None:
     """Pin the axis labels that have no text, so drawing does not measure every tick label to place them; leave the
     spines out of the layout.
@@ -349,6 +380,7 @@ def save(fig: Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     fix_empty_labels(fig)
     layout_once(fig)
+    fix_ticks(fig)
     write_file_atomically(png, lambda p: p.write_bytes(png_bytes(fig)))
     write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
     width_in, height_in = fig.get_size_inches()
