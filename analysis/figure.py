@@ -291,13 +291,14 @@ def layout_once(fig: Figure) -> None:
     fig.set_layout_engine(None)  # None (not "none", a placeholder engine that still costs the extra walk)
 
 
-def fix_ticks(fig: Figure) -> None:
-    """Fix every axis's ticks, once the layout is done, to those its locator places inside the view, labelled as its
-    formatter labels them among all its locator's ticks.
+def fix_ticks(fig: Figure, sized: bool = True) -> None:
+    """Fix every axis's ticks to those its locator places inside the view, labelled as its formatter labels them among
+    all its locator's ticks. Before the layout (`sized=False`), only the locators whose ticks do not depend on the
+    axes' size (fixed, or a set number of bins or ticks); after it, all.
 
-    Each draw otherwise asks every locator and formatter again, and creates and moves a tick for every location the
-    locator returns, though only those inside the view are drawn (a log locator returns a decade beyond each end,
-    MaxNLocator a step beyond). What is drawn stays the same: the same ticks, labels and offset text.
+    Each layout pass and draw otherwise asks every locator and formatter again, and creates and moves a tick for every
+    location the locator returns, though only those inside the view are drawn (a log locator returns a decade beyond
+    each end, MaxNLocator a step beyond). What is drawn stays the same: the same ticks, labels and offset text.
     """
     done: set[int] = set()  # tickers fixed already (shared axes share one ticker, and their view)
     for ax in fig.get_axes():
@@ -306,7 +307,8 @@ def fix_ticks(fig: Figure) -> None:
             lo, hi = sorted(transform.transform(axis.get_view_interval()))
             tolerance = 1e-10 * (hi - lo)  # as matplotlib's own test of which ticks to draw
             for ticker in (axis.major, axis.minor):
-                if id(ticker) in done or isinstance(ticker.locator, matplotlib.ticker.NullLocator):
+                if (id(ticker) in done or isinstance(ticker.locator, matplotlib.ticker.NullLocator)
+                        or not (sized or _sizeless(ticker.locator))):
                     continue
                 done.add(id(ticker))
                 locs = np.asarray(ticker.locator(), dtype=float)
@@ -320,6 +322,18 @@ def fix_ticks(fig: Figure) -> None:
                 ticker.formatter.set_offset_string(offset)
                 ticker.locator.set_axis(axis)
                 ticker.formatter.set_axis(axis)
+
+
+def _sizeless(locator: matplotlib.ticker.Locator) -> bool:
+    """Whether the locator's ticks are the same whatever the axes' size (AutoLocator's and an automatic LogLocator's
+    number of ticks follow the axis's length)."""
+    if isinstance(locator, matplotlib.ticker.FixedLocator):
+        return True
+    if isinstance(locator, matplotlib.ticker.MaxNLocator):
+        return getattr(locator, "_nbins", "auto") != "auto"
+    if isinstance(locator, matplotlib.ticker.LogLocator):
+        return getattr(locator, "numticks", "auto") not in ("auto", None)
+    return False
 
 
 def fix_empty_labels(fig: Figure) -> None:
@@ -379,6 +393,7 @@ def save(fig: Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     fix_empty_labels(fig)
+    fix_ticks(fig, sized=False)
     layout_once(fig)
     fix_ticks(fig)
     write_file_atomically(png, lambda p: p.write_bytes(png_bytes(fig)))
