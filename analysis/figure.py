@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from analysis.canvas import Canvas  # noqa: E402
 from analysis.names import KIND_NAMES, agent_name, system_name, system_vendor  # noqa: E402
@@ -366,11 +367,13 @@ def png_bytes(fig: Figure) -> bytes:
     fig.canvas.draw()
     rgba = np.asarray(fig.canvas.buffer_rgba())
     height, width = rgba.shape[:2]
-    opaque = bool((rgba[..., 3] == 255).all())
-    channels = 3 if opaque else 4
-    rows = np.empty((height, 1 + width * channels), np.uint8)
+    opaque = bool(rgba[..., 3].min() == 255)
+    # Pillow drops the alpha channel in C, at twice the speed of numpy's strided copy
+    pixels = (np.asarray(Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB"))
+              if opaque else rgba)
+    rows = np.empty((height, 1 + width * pixels.shape[2]), np.uint8)
     rows[:, 0] = 0  # filter type "none" on every row
-    rows[:, 1:].reshape(height, width, channels)[...] = rgba[..., :channels]  # one copy, no temporary
+    rows[:, 1:] = pixels.reshape(height, -1)
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -381,7 +384,7 @@ def png_bytes(fig: Figure) -> bytes:
         chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)),
         chunk(b"pHYs", struct.pack(">IIB", per_metre, per_metre, 1)),
         chunk(b"tEXt", f"Software\0Matplotlib version{matplotlib.__version__}, https://matplotlib.org/".encode("latin-1")),
-        chunk(b"IDAT", zlib.compress(rows.tobytes(), PNG_COMPRESSION)),
+        chunk(b"IDAT", zlib.compress(rows, PNG_COMPRESSION)),  # the array's own buffer, not a copy
         chunk(b"IEND", b""),
     ])
 
