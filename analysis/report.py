@@ -453,6 +453,7 @@ def build_report(paths: Sequence[str | Path], out: str | Path, opts: Options = D
     jobs = min(default_jobs() if jobs is None else jobs, len(FIGURE_MODULES))
 
     def fill(tmp: Path) -> None:
+        record.describe()  # the reference files read (and kept) before the figure workers fork: they share them
         sections: list[Section] = []
         results = draw_all(rs, tmp, opts, jobs, progress, meanwhile=lambda: sections.extend(summaries(rs)))
         figures: list[FigureFile] = []
