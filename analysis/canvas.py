@@ -5,8 +5,8 @@ Text was most of a report's drawing time. Matplotlib measures each string anew f
 and file), looks up the font's height tables again for every text it lays out, and since 3.11 draws Agg text glyph
 by glyph in Python. Here a string's size, and a font's heights, are kept for the whole process (the report's figures
 share most tick labels), and Agg draws a string's glyphs into one bitmap in FreeType's code, as matplotlib did until
-3.11. Positions, sizes and the SVG's content are those matplotlib computes; only how Agg blends glyphs differs (a
-string lands on a whole pixel rather than each glyph on a fraction of one).
+3.11, once per process for each string, font and size. Positions, sizes and the SVG's content are those matplotlib
+computes; only how Agg blends glyphs differs (glyphs land on whole pixels rather than on fractions of one).
 """
 
 from __future__ import annotations
