@@ -34,7 +34,7 @@ def table(rs: ResultSet) -> pd.DataFrame:
     g = mix.groupby(keys, sort=False)
     out.insert(5, "gpus", g["gpus"].median().reindex(idx).to_numpy())
     out["h100e_mean"] = g["h100e"].mean().reindex(idx).to_numpy()
-    out["share"] = g["share"].apply(lambda s: s.fillna(0.0).mean()).reindex(idx).to_numpy()
+    out["share"] = mix["share"].fillna(0.0).groupby([mix[k] for k in keys], sort=False).mean().reindex(idx).to_numpy()
     return out
 
 

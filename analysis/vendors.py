@@ -34,9 +34,9 @@ def tables(rs: ResultSet) -> dict[str, pd.DataFrame]:
     ship = O.shipment_shares(rs.market, "fiscal_quarter", partial="flag")
     keys = ["label", "period", "period_start", "months", "complete", "vendor"]
     g = ship.groupby(keys, sort=True)
+    shares = ship[["share_gpus", "share_h100e"]].fillna(0.0).groupby([ship[k] for k in keys], sort=True).mean()
     shipments = pd.DataFrame({"runs": g.size(), "gpus": g["gpus"].median(), "h100e": g["h100e"].median(),
-                              "share_gpus": g["share_gpus"].apply(lambda s: s.fillna(0.0).mean()),
-                              "share_h100e": g["share_h100e"].apply(lambda s: s.fillna(0.0).mean())}).reset_index()
+                              "share_gpus": shares["share_gpus"], "share_h100e": shares["share_h100e"]}).reset_index()
     owners = O.owner_compute_by_vendor(rs.agents, at="end")
     owners = owners[O.is_named(owners["kind"])]
     band = O.band(owners, ["agent", "kind", "vendor"], "h100e")
@@ -47,8 +47,8 @@ def tables(rs: ResultSet) -> dict[str, pd.DataFrame]:
 def vendors_in(rs: ResultSet) -> list[str]:
     """Vendors with GPUs online or shipped anywhere in the results, NVIDIA first."""
     online = set(O.vendors_present(rs.agents))
-    ship = O.shipment_shares(rs.market, "month", partial="flag")
-    shipped = set(ship.loc[ship["gpus"] > 0, "vendor"])
+    units = O.per_system(rs.market, "units_shipped_", "units")
+    shipped = set(O.system_facts(list(dict.fromkeys(units.loc[units["units"] > 0, "system"])))["vendor"])
     return sorted(online | shipped, key=lambda v: (v != "NVIDIA", v))
 
 

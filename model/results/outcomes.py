@@ -294,8 +294,8 @@ def _period_parts(d: pd.Series, period: Period) -> tuple[dict[str, pd.Series], p
         fy_start = pd.to_datetime({"year": fp["fiscal_year"] - 1, "month": 2, "day": 1})
         if period == "fiscal_year":
             return {"period": "FY" + fp["fiscal_year"].astype(str), "fiscal_year": fp["fiscal_year"]}, fy_start, 12
-        start = pd.Series([s + pd.DateOffset(months=3 * (q - 1)) for s, q in
-                           zip(fy_start, fp["fiscal_quarter"], strict=True)], index=d.index, dtype=DATE_DTYPE)
+        month = (fp["fiscal_year"] - 1) * 12 + 1 + 3 * (fp["fiscal_quarter"] - 1)  # months since year 0; Feb = 1
+        start = pd.to_datetime({"year": month // 12, "month": month % 12 + 1, "day": 1}).astype(DATE_DTYPE)
         return ({"period": fp["quarter"], "fiscal_year": fp["fiscal_year"], "fiscal_quarter": fp["fiscal_quarter"]},
                 start, 3)
     raise ValueError(f"period {period!r}: expected month, calendar_year, fiscal_year or fiscal_quarter")
@@ -373,16 +373,18 @@ def date_band(df: pd.DataFrame, keys: Sequence[str], runs: int | Mapping[str, in
     label), runs_reached, date, date_p05, date_p95."""
     by = [*(["label"] if "label" in df.columns and "label" not in keys else []), *keys]
     cols = [*by, "runs", "runs_reached", "date", "date_p05", "date_p95"]
-    rows = []
-    for key, group in df.groupby(by, sort=False):
+    months = (df["date"].dt.year * 12 + df["date"].dt.month - 1).to_numpy()
+    rows, quantiles = [], []
+    # positions of each group's rows, groups in order of first appearance (as groupby(sort=False) iterates them)
+    for key, where in sorted(df.groupby(by, sort=False).indices.items(), key=lambda kv: kv[1].min()):
         key = key if isinstance(key, tuple) else (key,)
-        p05, med, p95 = month_quantiles(group["date"])
         label = key[0] if "label" in by else None
-        rows.append({**dict(zip(by, key, strict=True)), "runs": _runs_of(label, runs), "runs_reached": len(group),
-                     "date": med, "date_p05": p05, "date_p95": p95})
+        rows.append({**dict(zip(by, key, strict=True)), "runs": _runs_of(label, runs), "runs_reached": len(where)})
+        quantiles.append(np.quantile(months[where], (LOW_Q, 0.5, HIGH_Q), method="inverted_cdf"))  # as month_quantiles
     out = pd.DataFrame(rows, columns=cols)
-    for c in ("date", "date_p05", "date_p95"):
-        out[c] = out[c].astype(DATE_DTYPE)
+    q = np.asarray(quantiles, dtype=np.int64).reshape(-1, 3)
+    for c, month in (("date_p05", q[:, 0]), ("date", q[:, 1]), ("date_p95", q[:, 2])):
+        out[c] = pd.to_datetime({"year": month // 12, "month": month % 12 + 1, "day": 1}).astype(DATE_DTYPE)
     return out
 
 
