@@ -74,9 +74,8 @@ def test_result_folders_match_direct_computation(short_run, slow_supply_run):
         assert set(summary["nvidia_revenue_usd_fiscal_year"]) == {"FY2025", "FY2026"}  # FY2024 and FY2027 partial
         assert ({y: v["median"] for y, v in summary["nvidia_revenue_usd_fiscal_year"].items()}
                 == pytest.approx(direct["revenue_fiscal"]))
-    # the slower supply shows up: less compute over the years simulated. (Not less NVIDIA revenue: with every vendor
-    # short of packaging and memory, buyers' budgets move to the vendor with the largest reservation, NVIDIA.)
-    assert summaries[1]["end"]["total_h100e"]["median"] < summaries[0]["end"]["total_h100e"]["median"]
+    # (the two runs differ in seed too, so their outcomes are not compared here: the direction of slower supply,
+    # same seed, is tests/test_market_vendors.py::test_slower_packaging_and_memory_growth_ships_less_compute)
 
 
 def _inverted_cdf(values: list[int], q: float) -> int:

@@ -197,6 +197,17 @@ def test_a_buyer_builds_power_for_the_systems_it_chooses(params):
     assert p.usd_per_facility_mw < 0.8 * model.best_usd_per_facility_mw(t, p.terms.pue)
 
 
+def test_slower_packaging_and_memory_growth_ships_less_compute(params):
+    """Same seed, CoWoS and HBM growing at 0.6x: fewer H100e shipped across the vendors by end-2027 (NVIDIA, with
+    the largest reservation, keeps about its own: the others lose the slack it would have left them)."""
+    def shipped_h100e(growth: float) -> float:
+        model = short_run(params, "end=2027-12", f"supplier.supply_growth_multiplier={growth}", seed=0)
+        return sum(sup.units_shipped_total[k] * systems()[k].gpus_per_system * systems()[k].h100e_per_gpu
+                   for sup in model.suppliers.values() for k in sup.keys)
+
+    assert shipped_h100e(0.6) < 0.98 * shipped_h100e(1.0)
+
+
 def test_same_seed_same_vendor_shipments(params):
     a, b = short_run(params, seed=3), short_run(params, seed=3)
     for v in a.suppliers:
