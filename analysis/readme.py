@@ -134,7 +134,7 @@ def compute_section(src: Source) -> str:
     header = ["year end", "H100e online (M)", "leader (share of seeds it leads), its share of compute",
               "rest of market's share", "largest cluster of a named agent (k GPUs)",
               "fastest reference run (days)", "NVIDIA revenue in the calendar year ($B)"]
-    note = (f"Median over {src.n_runs} seeds [5%, 95%]. H100e: 989 dense BF16 TFLOP/s, NVIDIA systems only. The "
+    note = (f"Median over {src.n_runs} seeds [5%, 95%]. H100e: 989 dense BF16 TFLOP/s, every vendor's chips. The "
             "cluster and the days are the agents table's `largest_cluster_gpus` and `frontier_run_days` (what they "
             "hold: the result folder under Commands).")
     return _table(note, header, rows)
