@@ -84,6 +84,7 @@ def test_rental_utilisation_follows_retirements_within_a_month(tree):
     k = max(provider.fleet.online, key=provider.fleet.online.get)
     gone = provider.fleet.online[k] // 2
     provider.fleet.online[k] -= gone  # as `Fleet.retire` does, without touching placements
+    provider.fleet._h100e = None  # and, as it does, forgets the fleet's H100e sum
     rentable = sum(p.h100e() * p.terms.contract_capacity_share for p in model.providers)
     assert model.rental_utilisation() > before
     assert model.rental_utilisation() == pytest.approx(model._spoken_for[1] / rentable)

@@ -51,6 +51,7 @@ class Fleet:
         self.open = OpenSites()  # sites with free power: placement looks only here
         self.retired = dict.fromkeys(system_keys, 0)  # GPUs
         self.online = dict.fromkeys(system_keys, 0)  # GPUs online, by system
+        self._h100e: float | None = None  # the sum of `online` in H100e, kept until `online` changes
         self.placements = 0  # changes whenever GPUs go online or retire (keys caches)
         catalog = systems()
         self.smallest_unit_mw = min(catalog[k].system_power_kw for k in system_keys) * pue / 1000.0
@@ -154,6 +155,7 @@ class Fleet:
             self._running_mw[1] += n * kw / 1000.0
             self._site_changed(site)
             self.online[k] += n
+            self._h100e = None
             self.placements += 1
             self._retiring.setdefault(retire_month, []).append(site)
             self._touched.append((site, k))
@@ -213,6 +215,7 @@ class Fleet:
             for b in retired:
                 self.retired[b.system] += b.gpus * site.copies
                 self.online[b.system] -= b.gpus * site.copies
+                self._h100e = None
                 self._running_mw[1] -= b.gpus * b.facility_kw_per_gpu / 1000.0 * site.copies
             if not retired:
                 continue
@@ -238,6 +241,7 @@ class Fleet:
         self._running_mw[1] += site.used_mw * copies
         self._power_version += 1
         self.online[batch.system] += batch.gpus * copies
+        self._h100e = None
         self.placements += 1
         self._site_changed(site)
         self._retiring.setdefault(retire_month, []).append(site)
@@ -259,8 +263,12 @@ class Fleet:
         return dict(self.online)
 
     def h100e(self) -> float:
-        catalog = systems()
-        return sum(g * catalog[k].h100e_per_gpu for k, g in self.online.items())
+        """H100e online (asked many times a month by the buyer, its providers and the rental market: summed once
+        per change of what is online)."""
+        if self._h100e is None:
+            catalog = systems()
+            self._h100e = sum(g * catalog[k].h100e_per_gpu for k, g in self.online.items())
+        return self._h100e
 
     def largest_by_system(self) -> dict[str, int]:
         """Largest number of GPUs of each system in one site, bounded by the fabric (for 'at scale')."""
