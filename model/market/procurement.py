@@ -1,10 +1,10 @@
 """What a buyer orders from the vendors: each system on offer to it (those sold to others, and its own vendor's if it
-owns one, as Google its TPUs) is scored by what it delivers per dollar (the capability
-table's value per GPU for the buyer's mix of training and serving, times the scenario's software discount where a
-vendor's software is known to lag), discounted by the wait until it could run (the vendor's
-queue, and a fit-out when the system needs liquid-cooled space the buyer does not have); the cash on hand is split
-across systems by score^sharpness, each order bounded by the power (of its cooling) free when it would arrive, and
-money one system cannot take goes to the next.
+owns one, as Google its TPUs) is scored by what it delivers per dollar of full cost (the capability table's value
+per GPU on the buyer's fixed mix of training and serving, times the scenario's software discount where a vendor's
+software is known to lag), discounted by the wait until it could run (the vendor's queue, and a fit-out when the
+system needs liquid-cooled space the buyer does not have); the cash on hand is split across systems by
+score^sharpness, each order bounded by the power (of its cooling) free when it would arrive, and money one system
+cannot take goes to the next.
 
 What a system costs the buyer is its full cost of ownership, not its price alone: the price, the facility its power
 needs (critical IT MW x the cost to build a MW) and the energy it draws over its service life. A cheap chip that
@@ -98,8 +98,8 @@ class Procurement:
         return self._value[key]
 
     def score(self, k: str, t: int, sites_ready: bool = False) -> float:
-        """H100-value per dollar of system k ordered now, discounted by the months until it could run (NVIDIA's
-        wait, and the site's readiness unless `sites_ready`)."""
+        """H100-value per dollar of full cost of ownership of system k ordered now (`cost_per_gpu_usd`), discounted
+        by the months until it could run (the vendor's wait, and the site's readiness unless `sites_ready`)."""
         sup = self.supplier_of(k)
         key = (k, t, sites_ready, sup.backlog_units(k), tuple(self.on_order_units.values()))
         if key in self._scores:
