@@ -134,11 +134,11 @@ def test_googles_starting_tpus_are_epochs_end_2023_stock():
 
 
 def test_the_starting_fleet_is_online_from_the_first_month(model):
-    """The starting fleet runs at the start, its liquid-cooled systems too (a TPU v5e pod draws more than air
-    cooling removes), and fits the power the scenario starts with."""
+    """The starting fleet runs at the start and fits the power the scenario starts with (a TPU v5e pod spans four
+    racks of about 16 kW: air-cooled)."""
     google = model.buyer("google")
     fleet = load_scenario(BASELINE).hyperscaler["google"].fleet_start
-    assert google.is_liquid["tpu_v5e"] and not google.is_liquid["tpu_v4"]
+    assert not google.is_liquid["tpu_v5e"] and not google.is_liquid["tpu_v4"]
     fresh = MarketModel.from_params(apply_overrides(load_scenario_dict(BASELINE), ["end=2024-02"]), seed=0)
     online = fresh.buyer("google").fleet.online
     assert {k: online[k] for k in fleet} == fleet

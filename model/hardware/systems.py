@@ -78,7 +78,7 @@ FLOAT_FIELDS = (
 )
 FLAG_FIELDS = ("scaleout_in_network_reduction", "sold_to_others")
 OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims",
-                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment")
+                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment", "racks_per_system")
 LAST_SHIPMENT_FIELD = "last_shipment"
 """The month a system's maker last made it (TPU v4, v5e): no orders after it; absent, it is made to the end."""
 CHIP_PRICE_FIELDS = ("chip_price_usd_low", "chip_price_usd_high")
@@ -156,6 +156,9 @@ class System:
     volume: str
     last_shipment: str | None
     """The last month the system was made (its maker's production ended: TPU v4, v5e); None while it is made."""
+    racks_per_system: int | None
+    """Racks one system spans where it is more than one (a Trn2 UltraServer, a TPU v5e/v6e pod); None: one rack or
+    less. Cooling is decided per rack: a two-rack system of 58 kW draws 29 kW per rack."""
     sources: Mapping[str, Source] = field(repr=False, compare=False)
 
     def dense_tflops(self, precision: str) -> float | None:
@@ -174,6 +177,11 @@ class System:
     @property
     def system_power_kw_per_gpu(self) -> float:
         return self.system_power_kw / self.gpus_per_system
+
+    @property
+    def rack_power_kw(self) -> float:
+        """Power one rack of the system draws (what air or liquid cooling must remove)."""
+        return self.system_power_kw / (self.racks_per_system or 1)
 
     @property
     def h100e_per_gpu(self) -> float:
@@ -232,7 +240,7 @@ def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
         raise _fail(path, line, system, name, f"expected a number, got {raw!r}") from None
     if not number > 0:
         raise _fail(path, line, system, name, f"expected a positive number, got {raw!r}")
-    if name in INT_FIELDS:
+    if name in INT_FIELDS or name == "racks_per_system":
         if number != int(number):
             raise _fail(path, line, system, name, f"expected a whole number, got {raw!r}")
         return int(number)

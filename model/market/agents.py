@@ -88,7 +88,7 @@ class Buyer(Agent):
                                                                            self.inbound.integrating))
         self.liquid = LiquidCooling(up.liquid_fitout_months)
         self._liquid_committed: tuple[tuple, float] = ((), 0.0)
-        self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_system) for k in keys}
+        self.is_liquid = {k: needs_liquid(k, up.liquid_cooling_above_kw_per_rack) for k in keys}
         self.procurement = Procurement(
             self, model.supplier_of, model.capability, self.treasury,
             ProcurementTerms(terms.training_weight, terms.wait_tau_months, terms.preorder_lookahead_months,

@@ -1,6 +1,6 @@
 """Site readiness for liquid cooling: the part of a buyer's facility power fitted for systems too dense for air.
 
-A system whose rack draws more than air can remove (`liquid_cooling_above_kw_per_system`) goes online only into
+A system whose rack draws more than air can remove (`liquid_cooling_above_kw_per_rack`) goes online only into
 space fitted for liquid cooling (coolant distribution units, facility water loops, manifolds). Fitting space out
 is a build decision with a lead time (`liquid_fitout_months`): a buyer fits out when the liquid-cooled systems it
 has online, on the way and on order need more than it has ready or under way, so a buyer that ordered early has
@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from model.hardware.systems import systems
 
 
-def needs_liquid(system: str, above_kw_per_system: float) -> bool:
-    """Whether a system's rack (or server) draws more than air cooling can remove."""
-    return systems()[system].system_power_kw > above_kw_per_system
+def needs_liquid(system: str, above_kw_per_rack: float) -> bool:
+    """Whether a system's rack (or server) draws more than air cooling can remove; a system of several racks is
+    cooled rack by rack."""
+    return systems()[system].rack_power_kw > above_kw_per_rack
 
 
 @dataclass

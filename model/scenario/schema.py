@@ -285,7 +285,7 @@ class BringUp(_Frozen):
     fit-out each buyer decides, with a lead time), and a delivered batch is burnt in and accepted in a time that
     grows with its size."""
 
-    liquid_cooling_above_kw_per_system: Annotated[float, Field(gt=0, le=10_000)]  # kW per system (a rack is < 1 MW)
+    liquid_cooling_above_kw_per_rack: Annotated[float, Field(gt=0, le=10_000)]  # kW per rack (per server below a rack)
     liquid_fitout_months: Months
     days_base: Annotated[float, Field(ge=0, le=MAX_MONTHS * 31)]  # bring-up at most the longest horizon
     days_per_doubling: Annotated[float, Field(ge=0, le=MAX_MONTHS * 31)]
