@@ -24,9 +24,14 @@ def params():
     return load_scenario_dict(BASELINE)
 
 
+VENDORS = ("NVIDIA", "Google", "AWS", "AMD")
+
+
 @pytest.fixture(scope="module")
 def foundry(params):
-    return Foundry(validate(params).supplier, ("NVIDIA", "Google", "AWS", "AMD"), "2024-01", 48)
+    """The baseline's foundry with every unused reservation transferable (the slack mechanism at full strength)."""
+    return Foundry(validate(apply_overrides(params, ["supplier.unused_reservation_transfer_share=1"])).supplier,
+                   VENDORS, "2024-01", 48)
 
 
 def nvidia_gpus_shipped(model: MarketModel) -> int:
@@ -63,6 +68,22 @@ def test_a_vendor_gets_its_reservation_first_and_the_slack_others_leave(foundry)
     assert reserved < total
 
 
+def test_a_vendor_gets_only_the_transferable_share_of_what_others_leave_unused(params):
+    """The transfer share scales the slack: none of it at 0 (each vendor at most its reservation), half at 0.5."""
+    t = 12  # 2025-01
+    got = {}
+    for share in (0.0, 0.5, 1.0):
+        f = Foundry(validate(apply_overrides(params, [f"supplier.unused_reservation_transfer_share={share}"])).supplier,
+                    VENDORS, "2024-01", 48)
+        total = f.total["cowos_wafers"][t]
+        got[share] = f.allocate(t, {"NVIDIA": Need(total, 0.0), "Google": Need(0.0, 0.0)})["NVIDIA"].cowos_wafers
+        nvidia = f.reserved("NVIDIA", "cowos_wafers")[t]
+    unused = sum(f.reserved(v, "cowos_wafers")[t] for v in VENDORS) - nvidia  # every other vendor needs nothing
+    assert got[0.0] == pytest.approx(nvidia)
+    assert got[0.5] == pytest.approx(nvidia + 0.5 * unused)
+    assert got[1.0] == pytest.approx(nvidia + unused)
+
+
 def test_reserved_shares_come_from_the_scenario_by_year(params, foundry):
     shares = params["supplier"]["reserved_cowos_share"]["NVIDIA"]
     assert foundry.share["cowos_wafers"]["NVIDIA"][0] == shares["2024"]  # 2024-01
@@ -82,9 +103,11 @@ def test_an_hbm_shortage_cuts_nvidias_shipments(params):
 
 def test_a_tpu_demand_surge_cuts_nvidias_shipments(params):
     """Google sells TPUs to every buyer (tpu_surge.toml): TPU orders surge, Google takes the packaging and memory
-    others leave unused, and NVIDIA ships fewer GPUs."""
-    base = short_run(params)
-    surge = short_run(params, 'supplier.sells_to_others=["Google"]')
+    others leave unused, and NVIDIA ships fewer GPUs (with unused reservations transferable, else each vendor is
+    bounded by its own)."""
+    transferable = "supplier.unused_reservation_transfer_share=1"
+    base = short_run(params, transferable)
+    surge = short_run(params, transferable, 'supplier.sells_to_others=["Google"]')
     assert nvidia_gpus_shipped(surge) < nvidia_gpus_shipped(base)
     google = surge.suppliers["Google"]
     assert sum(google.units_shipped_total.values()) > sum(base.suppliers["Google"].units_shipped_total.values())
@@ -219,6 +242,8 @@ def test_same_seed_same_vendor_shipments(params):
     ("supplier.owners.Google=googel", "supplier.owners.Google: expected a named agent, got 'googel'"),
     ("hyperscaler.microsoft.fleet_start.tpu_v7=1000",
      "hyperscaler.microsoft.fleet_start.tpu_v7: expected systems sold to others or its own vendor's"),
+    ("supplier.unused_reservation_transfer_share=1.5",
+     "supplier.unused_reservation_transfer_share: expected a number <= 1, got 1.5"),
     ("supplier.reserved_cowos_share.AMD.2026=0.5",
      "supplier.reserved_cowos_share: expected the vendors' shares to sum to at most 1 in every year"),
 ])

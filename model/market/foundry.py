@@ -5,9 +5,17 @@ Mechanism (documented because it decides who ships when capacity is short): each
 both (long-term agreements booked a year ahead: TSMC's CoWoS allocation and the memory makers' HBM contracts, from
 the public demand-share reports cited in the scenario, by calendar year); the part no modelled vendor reserves is
 used by chips outside the model (other custom ASICs, FPGAs). Each month a vendor gets what it needs up to its
-reservation; what a vendor reserved and cannot use goes to the vendors short of theirs, in proportion to what they
-lack (capacity follows demand and prepayment). So a vendor that orders more than it reserved (a TPU surge) takes
-the slack others leave, and a shortage of either input cuts every vendor's reservation.
+reservation; of what a vendor reserved and cannot use, the scenario's `unused_reservation_transfer_share` goes to
+the vendors short of theirs, in proportion to what they lack (capacity follows demand and prepayment). So a vendor
+that orders more than it reserved (a TPU surge) can take slack others leave, and a shortage of either input cuts
+every vendor's reservation.
+
+Why the transfer is a share, not all of it: the reserved shares are the public reports of what each vendor actually
+took of the year's CoWoS and HBM, and a month's unused packaging or memory is not another vendor's product that
+month: CoWoS comes in kinds (CoWoS-S for Hopper and most ASICs, CoWoS-L for Blackwell), HBM is qualified for one
+product (stack height, speed), and wafers are started months before they are packaged. A model whose other vendors
+buy too little (Google's 2025 TPUs; README, Known limits) would otherwise hand their reservations to NVIDIA and let
+it make more than it did.
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ class Foundry:
     def __init__(self, params: SupplierParams, vendors: tuple[str, ...], start: str, horizon_months: int):
         growth = params.supply_growth_multiplier
         self.vendors = vendors
+        self.transfer_share = params.unused_reservation_transfer_share
         self.total = {"cowos_wafers": anchored_series(params.cowos_wafers_per_month, start, horizon_months, growth),
                       "hbm_tb": anchored_series(params.hbm_tb_per_month, start, horizon_months, growth)}
         years = [year_of(start, t) for t in range(horizon_months)]
@@ -75,8 +84,9 @@ class Foundry:
         return self.total[resource] * self.share[resource][vendor]
 
     def allocate(self, t: int, needs: Mapping[str, Need]) -> dict[str, Need]:
-        """Month t's capacity given to each vendor: its need up to its reservation, then the reservations others
-        leave unused, in proportion to what each still lacks. A vendor not in `needs` needs nothing this month."""
+        """Month t's capacity given to each vendor: its need up to its reservation, then the transferable share of
+        the reservations others leave unused, in proportion to what each still lacks. A vendor not in `needs` needs
+        nothing this month."""
         t = min(max(t, 0), self.months() - 1)
         names = list(dict.fromkeys([*self.vendors, *needs]))
         given: dict[str, list[float]] = {v: [0.0, 0.0] for v in names}
@@ -84,7 +94,7 @@ class Foundry:
             want = np.array([needs[v][i] if v in needs else 0.0 for v in names])
             reserved = np.array([self.total[r][t] * self.share[r][v][t] for v in names])
             first = np.minimum(want, reserved)
-            extra = water_fill(float((reserved - first).sum()), want - first)
+            extra = water_fill(self.transfer_share * float((reserved - first).sum()), want - first)
             for j, v in enumerate(names):
                 given[v][i] = float(first[j] + extra[j])
             self.used[r][t] = float((first + extra).sum())
