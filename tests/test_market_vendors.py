@@ -84,11 +84,23 @@ def test_a_vendor_gets_only_the_transferable_share_of_what_others_leave_unused(p
     assert got[1.0] == pytest.approx(nvidia + unused)
 
 
-def test_reserved_shares_come_from_the_scenario_by_year(params, foundry):
+def test_reserved_shares_come_from_the_scenario_by_year_and_move_between_the_years_middles(params, foundry):
+    """A year's share holds at its middle (June and July straddle it) and moves linearly between middles: no step
+    in January (NVIDIA's 2024 -> 2025 share was a +35% step in its reserved wafers from December to January)."""
     shares = params["supplier"]["reserved_cowos_share"]["NVIDIA"]
-    assert foundry.share["cowos_wafers"]["NVIDIA"][0] == shares["2024"]  # 2024-01
-    assert foundry.share["cowos_wafers"]["NVIDIA"][12] == shares["2025"]
-    assert foundry.share["cowos_wafers"]["NVIDIA"][47] == shares[max(shares)]  # later years keep the last
+    nvidia = foundry.share["cowos_wafers"]["NVIDIA"]
+    assert nvidia[0] == pytest.approx(shares["2024"])  # 2024-01: before the first middle, the first year's
+    a, b, c = shares["2024"], shares["2025"], shares["2026"]
+    assert nvidia[5] == pytest.approx(a)  # 2024-06: the first year's until its middle
+    assert nvidia[17] == pytest.approx(a + (b - a) * 11.5 / 12)  # 2025-06: half a month before 2025's middle
+    assert nvidia[18] == pytest.approx(b + (c - b) * 0.5 / 12)  # 2025-07: half a month after it
+    assert nvidia[11] == pytest.approx(a + (b - a) * 5.5 / 12)  # 2024-12
+    assert nvidia[12] == pytest.approx(a + (b - a) * 6.5 / 12)  # 2025-01
+    assert nvidia[47] == pytest.approx(shares[max(shares)])  # later years keep the last
+    steps = np.abs(np.diff(nvidia))
+    assert steps.max() <= abs(b - a) / 12 + 1e-12  # a month moves at most 1/12 of a year's
+    every_month = sum(foundry.share["cowos_wafers"][v] for v in VENDORS)
+    assert every_month.max() <= 1.0 + 1e-12  # shares that sum to at most 1 each year do so each month
 
 
 def test_an_hbm_shortage_cuts_nvidias_shipments(params):

@@ -3,7 +3,8 @@ and how a month's capacity is split between vendors.
 
 Mechanism (documented because it decides who ships when capacity is short): each vendor has a reserved share of
 both (long-term agreements booked a year ahead: TSMC's CoWoS allocation and the memory makers' HBM contracts, from
-the public demand-share reports cited in the scenario, by calendar year); the part no modelled vendor reserves is
+the public demand-share reports cited in the scenario, by calendar year, moving month by month between the years'
+middles: `shares_by_month`); the part no modelled vendor reserves is
 used by chips outside the model (other custom ASICs, FPGAs). Each month a vendor gets what it needs up to its
 reservation; of what a vendor reserved and cannot use, the scenario's `unused_reservation_transfer_share` goes to
 the vendors short of theirs, in proportion to what they lack (capacity follows demand and prepayment). So a vendor
@@ -47,6 +48,17 @@ def anchored_series(points: Mapping[str, float], start: str, n_months: int, grow
     return values[0] + (sourced - values[0]) * growth_multiplier
 
 
+def shares_by_month(table: Mapping[str, float], start: str, n_months: int) -> np.ndarray:
+    """A vendor's reserved share month by month from its shares by calendar year: each year's figure (its share of
+    the year's capacity, `by_year`) holds at the year's middle, and the share moves linearly between the middles of
+    consecutive years rather than stepping each January (a year's share is an average over a year in which
+    allocations shift month by month); before the first middle and after the last, the nearest year's figure."""
+    first, last = year_of(start, 0), year_of(start, n_months - 1)
+    years = range(first - 1, last + 2)
+    middles = [month_index(f"{y}-07", start) for y in years]  # 1 July: between the year's sixth and seventh months
+    return np.interp(np.arange(n_months) + 0.5, middles, [by_year(dict(table), y) for y in years])
+
+
 def water_fill(amount: float, lacking: np.ndarray) -> np.ndarray:
     """Split `amount` in proportion to what each lacks, none given more than it lacks (the excess goes to the
     others)."""
@@ -70,9 +82,8 @@ class Foundry:
         self.transfer_share = params.unused_reservation_transfer_share
         self.total = {"cowos_wafers": anchored_series(params.cowos_wafers_per_month, start, horizon_months, growth),
                       "hbm_tb": anchored_series(params.hbm_tb_per_month, start, horizon_months, growth)}
-        years = [year_of(start, t) for t in range(horizon_months)]
         tables = {"cowos_wafers": params.reserved_cowos_share, "hbm_tb": params.reserved_hbm_share}
-        self.share = {r: {v: np.array([by_year(tables[r].get(v, {}), y) for y in years]) for v in vendors}
+        self.share = {r: {v: shares_by_month(tables[r].get(v, {}), start, horizon_months) for v in vendors}
                       for r in RESOURCES}
         self.used = {r: np.zeros(horizon_months) for r in RESOURCES}  # what the vendors were given, by month
 
