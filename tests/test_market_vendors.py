@@ -84,6 +84,28 @@ def test_a_vendor_gets_only_the_transferable_share_of_what_others_leave_unused(p
     assert got[1.0] == pytest.approx(nvidia + unused)
 
 
+def test_no_vendor_makes_more_than_its_own_reservation_when_none_is_transferable(params):
+    """The baseline (unused reservations not transferable): every month each vendor's shipments need at most its
+    reserved CoWoS wafers and HBM (whole systems round down), and NVIDIA's capacity binds in some months (its
+    shipments then use nearly all of its reservation)."""
+    assert validate(params).supplier.unused_reservation_transfer_share == 0
+    model = short_run(params)
+    market = model.market_frame()
+    catalog = systems()
+    per_wafer = model.spec.supplier.gpus_per_wafer
+    binding = 0
+    for vendor, sup in model.suppliers.items():
+        wafers = model.foundry.reserved(vendor, "cowos_wafers")
+        hbm_tb = model.foundry.reserved(vendor, "hbm_tb")
+        for t, row in market.iterrows():
+            gpus = {k: row[f"units_shipped_{k}"] * catalog[k].gpus_per_system for k in sup.keys}
+            used_wafers = sum(g / per_wafer[k] for k, g in gpus.items())
+            used_hbm = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in gpus.items())
+            assert used_wafers <= wafers[t] * (1 + 1e-9) and used_hbm <= hbm_tb[t] * (1 + 1e-9), (vendor, t)
+            binding += vendor == "NVIDIA" and used_wafers > 0.95 * wafers[t]
+    assert binding >= 6
+
+
 def test_reserved_shares_come_from_the_scenario_by_year_and_move_between_the_years_middles(params, foundry):
     """A year's share holds at its middle (June and July straddle it) and moves linearly between middles: no step
     in January (NVIDIA's 2024 -> 2025 share was a +35% step in its reserved wafers from December to January)."""
