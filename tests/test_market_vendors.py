@@ -24,9 +24,14 @@ def params():
     return load_scenario_dict(BASELINE)
 
 
+VENDORS = ("NVIDIA", "Google", "AWS", "AMD")
+
+
 @pytest.fixture(scope="module")
 def foundry(params):
-    return Foundry(validate(params).supplier, ("NVIDIA", "Google", "AWS", "AMD"), "2024-01", 48)
+    """The baseline's foundry with every unused reservation transferable (the slack mechanism at full strength)."""
+    return Foundry(validate(apply_overrides(params, ["supplier.unused_reservation_transfer_share=1"])).supplier,
+                   VENDORS, "2024-01", 48)
 
 
 def nvidia_gpus_shipped(model: MarketModel) -> int:
@@ -63,11 +68,61 @@ def test_a_vendor_gets_its_reservation_first_and_the_slack_others_leave(foundry)
     assert reserved < total
 
 
-def test_reserved_shares_come_from_the_scenario_by_year(params, foundry):
+def test_a_vendor_gets_only_the_transferable_share_of_what_others_leave_unused(params):
+    """The transfer share scales the slack: none of it at 0 (each vendor at most its reservation), half at 0.5."""
+    t = 12  # 2025-01
+    got = {}
+    for share in (0.0, 0.5, 1.0):
+        f = Foundry(validate(apply_overrides(params, [f"supplier.unused_reservation_transfer_share={share}"])).supplier,
+                    VENDORS, "2024-01", 48)
+        total = f.total["cowos_wafers"][t]
+        got[share] = f.allocate(t, {"NVIDIA": Need(total, 0.0), "Google": Need(0.0, 0.0)})["NVIDIA"].cowos_wafers
+        nvidia = f.reserved("NVIDIA", "cowos_wafers")[t]
+    unused = sum(f.reserved(v, "cowos_wafers")[t] for v in VENDORS) - nvidia  # every other vendor needs nothing
+    assert got[0.0] == pytest.approx(nvidia)
+    assert got[0.5] == pytest.approx(nvidia + 0.5 * unused)
+    assert got[1.0] == pytest.approx(nvidia + unused)
+
+
+def test_no_vendor_makes_more_than_its_own_reservation_when_none_is_transferable(params):
+    """The baseline (unused reservations not transferable): every month each vendor's shipments need at most its
+    reserved CoWoS wafers and HBM (whole systems round down), and NVIDIA's capacity binds in some months (its
+    shipments then use nearly all of its reservation)."""
+    assert validate(params).supplier.unused_reservation_transfer_share == 0
+    model = short_run(params)
+    market = model.market_frame()
+    catalog = systems()
+    per_wafer = model.spec.supplier.gpus_per_wafer
+    binding = 0
+    for vendor, sup in model.suppliers.items():
+        wafers = model.foundry.reserved(vendor, "cowos_wafers")
+        hbm_tb = model.foundry.reserved(vendor, "hbm_tb")
+        for t, row in market.iterrows():
+            gpus = {k: row[f"units_shipped_{k}"] * catalog[k].gpus_per_system for k in sup.keys}
+            used_wafers = sum(g / per_wafer[k] for k, g in gpus.items())
+            used_hbm = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in gpus.items())
+            assert used_wafers <= wafers[t] * (1 + 1e-9) and used_hbm <= hbm_tb[t] * (1 + 1e-9), (vendor, t)
+            binding += vendor == "NVIDIA" and used_wafers > 0.95 * wafers[t]
+    assert binding >= 6
+
+
+def test_reserved_shares_come_from_the_scenario_by_year_and_move_between_the_years_middles(params, foundry):
+    """A year's share holds at its middle (June and July straddle it) and moves linearly between middles: no step
+    in January (NVIDIA's 2024 -> 2025 share was a +35% step in its reserved wafers from December to January)."""
     shares = params["supplier"]["reserved_cowos_share"]["NVIDIA"]
-    assert foundry.share["cowos_wafers"]["NVIDIA"][0] == shares["2024"]  # 2024-01
-    assert foundry.share["cowos_wafers"]["NVIDIA"][12] == shares["2025"]
-    assert foundry.share["cowos_wafers"]["NVIDIA"][47] == shares[max(shares)]  # later years keep the last
+    nvidia = foundry.share["cowos_wafers"]["NVIDIA"]
+    assert nvidia[0] == pytest.approx(shares["2024"])  # 2024-01: before the first middle, the first year's
+    a, b, c = shares["2024"], shares["2025"], shares["2026"]
+    assert nvidia[5] == pytest.approx(a)  # 2024-06: the first year's until its middle
+    assert nvidia[17] == pytest.approx(a + (b - a) * 11.5 / 12)  # 2025-06: half a month before 2025's middle
+    assert nvidia[18] == pytest.approx(b + (c - b) * 0.5 / 12)  # 2025-07: half a month after it
+    assert nvidia[11] == pytest.approx(a + (b - a) * 5.5 / 12)  # 2024-12
+    assert nvidia[12] == pytest.approx(a + (b - a) * 6.5 / 12)  # 2025-01
+    assert nvidia[47] == pytest.approx(shares[max(shares)])  # later years keep the last
+    steps = np.abs(np.diff(nvidia))
+    assert steps.max() <= abs(b - a) / 12 + 1e-12  # a month moves at most 1/12 of a year's
+    every_month = sum(foundry.share["cowos_wafers"][v] for v in VENDORS)
+    assert every_month.max() <= 1.0 + 1e-12  # shares that sum to at most 1 each year do so each month
 
 
 def test_an_hbm_shortage_cuts_nvidias_shipments(params):
@@ -82,9 +137,11 @@ def test_an_hbm_shortage_cuts_nvidias_shipments(params):
 
 def test_a_tpu_demand_surge_cuts_nvidias_shipments(params):
     """Google sells TPUs to every buyer (tpu_surge.toml): TPU orders surge, Google takes the packaging and memory
-    others leave unused, and NVIDIA ships fewer GPUs."""
-    base = short_run(params)
-    surge = short_run(params, 'supplier.sells_to_others=["Google"]')
+    others leave unused, and NVIDIA ships fewer GPUs (with unused reservations transferable, else each vendor is
+    bounded by its own)."""
+    transferable = "supplier.unused_reservation_transfer_share=1"
+    base = short_run(params, transferable)
+    surge = short_run(params, transferable, 'supplier.sells_to_others=["Google"]')
     assert nvidia_gpus_shipped(surge) < nvidia_gpus_shipped(base)
     google = surge.suppliers["Google"]
     assert sum(google.units_shipped_total.values()) > sum(base.suppliers["Google"].units_shipped_total.values())
@@ -231,6 +288,8 @@ def test_same_seed_same_vendor_shipments(params):
     ("supplier.owners.Google=googel", "supplier.owners.Google: expected a named agent, got 'googel'"),
     ("hyperscaler.microsoft.fleet_start.tpu_v7=1000",
      "hyperscaler.microsoft.fleet_start.tpu_v7: expected systems sold to others or its own vendor's"),
+    ("supplier.unused_reservation_transfer_share=1.5",
+     "supplier.unused_reservation_transfer_share: expected a number <= 1, got 1.5"),
     ("supplier.reserved_cowos_share.AMD.2026=0.5",
      "supplier.reserved_cowos_share: expected the vendors' shares to sum to at most 1 in every year"),
 ])

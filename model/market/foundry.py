@@ -3,11 +3,20 @@ and how a month's capacity is split between vendors.
 
 Mechanism (documented because it decides who ships when capacity is short): each vendor has a reserved share of
 both (long-term agreements booked a year ahead: TSMC's CoWoS allocation and the memory makers' HBM contracts, from
-the public demand-share reports cited in the scenario, by calendar year); the part no modelled vendor reserves is
+the public demand-share reports cited in the scenario, by calendar year, moving month by month between the years'
+middles: `shares_by_month`); the part no modelled vendor reserves is
 used by chips outside the model (other custom ASICs, FPGAs). Each month a vendor gets what it needs up to its
-reservation; what a vendor reserved and cannot use goes to the vendors short of theirs, in proportion to what they
-lack (capacity follows demand and prepayment). So a vendor that orders more than it reserved (a TPU surge) takes
-the slack others leave, and a shortage of either input cuts every vendor's reservation.
+reservation; of what a vendor reserved and cannot use, the scenario's `unused_reservation_transfer_share` goes to
+the vendors short of theirs, in proportion to what they lack (capacity follows demand and prepayment). So a vendor
+that orders more than it reserved (a TPU surge) can take slack others leave, and a shortage of either input cuts
+every vendor's reservation.
+
+Why the transfer is a share, not all of it: the reserved shares are the public reports of what each vendor actually
+took of the year's CoWoS and HBM, and a month's unused packaging or memory is not another vendor's product that
+month: CoWoS comes in kinds (CoWoS-S for Hopper and most ASICs, CoWoS-L for Blackwell), HBM is qualified for one
+product (stack height, speed), and wafers are started months before they are packaged. A model whose other vendors
+buy too little (Google's 2025 TPUs; README, Known limits) would otherwise hand their reservations to NVIDIA and let
+it make more than it did.
 """
 
 from __future__ import annotations
@@ -39,6 +48,17 @@ def anchored_series(points: Mapping[str, float], start: str, n_months: int, grow
     return values[0] + (sourced - values[0]) * growth_multiplier
 
 
+def shares_by_month(table: Mapping[str, float], start: str, n_months: int) -> np.ndarray:
+    """A vendor's reserved share month by month from its shares by calendar year: each year's figure (its share of
+    the year's capacity, `by_year`) holds at the year's middle, and the share moves linearly between the middles of
+    consecutive years rather than stepping each January (a year's share is an average over a year in which
+    allocations shift month by month); before the first middle and after the last, the nearest year's figure."""
+    first, last = year_of(start, 0), year_of(start, n_months - 1)
+    years = range(first - 1, last + 2)
+    middles = [month_index(f"{y}-07", start) for y in years]  # 1 July: between the year's sixth and seventh months
+    return np.interp(np.arange(n_months) + 0.5, middles, [by_year(dict(table), y) for y in years])
+
+
 def water_fill(amount: float, lacking: np.ndarray) -> np.ndarray:
     """Split `amount` in proportion to what each lacks, none given more than it lacks (the excess goes to the
     others)."""
@@ -59,11 +79,11 @@ class Foundry:
     def __init__(self, params: SupplierParams, vendors: tuple[str, ...], start: str, horizon_months: int):
         growth = params.supply_growth_multiplier
         self.vendors = vendors
+        self.transfer_share = params.unused_reservation_transfer_share
         self.total = {"cowos_wafers": anchored_series(params.cowos_wafers_per_month, start, horizon_months, growth),
                       "hbm_tb": anchored_series(params.hbm_tb_per_month, start, horizon_months, growth)}
-        years = [year_of(start, t) for t in range(horizon_months)]
         tables = {"cowos_wafers": params.reserved_cowos_share, "hbm_tb": params.reserved_hbm_share}
-        self.share = {r: {v: np.array([by_year(tables[r].get(v, {}), y) for y in years]) for v in vendors}
+        self.share = {r: {v: shares_by_month(tables[r].get(v, {}), start, horizon_months) for v in vendors}
                       for r in RESOURCES}
         self.used = {r: np.zeros(horizon_months) for r in RESOURCES}  # what the vendors were given, by month
 
@@ -75,8 +95,9 @@ class Foundry:
         return self.total[resource] * self.share[resource][vendor]
 
     def allocate(self, t: int, needs: Mapping[str, Need]) -> dict[str, Need]:
-        """Month t's capacity given to each vendor: its need up to its reservation, then the reservations others
-        leave unused, in proportion to what each still lacks. A vendor not in `needs` needs nothing this month."""
+        """Month t's capacity given to each vendor: its need up to its reservation, then the transferable share of
+        the reservations others leave unused, in proportion to what each still lacks. A vendor not in `needs` needs
+        nothing this month."""
         t = min(max(t, 0), self.months() - 1)
         names = list(dict.fromkeys([*self.vendors, *needs]))
         given: dict[str, list[float]] = {v: [0.0, 0.0] for v in names}
@@ -84,7 +105,7 @@ class Foundry:
             want = np.array([needs[v][i] if v in needs else 0.0 for v in names])
             reserved = np.array([self.total[r][t] * self.share[r][v][t] for v in names])
             first = np.minimum(want, reserved)
-            extra = water_fill(float((reserved - first).sum()), want - first)
+            extra = water_fill(self.transfer_share * float((reserved - first).sum()), want - first)
             for j, v in enumerate(names):
                 given[v][i] = float(first[j] + extra[j])
             self.used[r][t] = float((first + extra).sum())

@@ -236,6 +236,8 @@ class Supplier(_Frozen):
     supply_growth_multiplier: Factor
     order_size_exponent: Annotated[float, Field(ge=0, le=10)]  # pro rata to units**10 is already winner-takes-all
     expected_share_of_capacity: Annotated[float, Field(gt=0, le=1)]
+    # share of a month's unused reservations (CoWoS, HBM) another vendor short of its own can use that month
+    unused_reservation_transfer_share: Fraction
     delay_months: dict[System, Months]
     volume_delay_months: dict[System, Months] = {}
     cowos_wafers_per_month: Annotated[dict[Month, Annotated[float, Field(gt=0, le=10_000_000)]], Field(min_length=1)]
