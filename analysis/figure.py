@@ -7,6 +7,7 @@ its figure size times DPI and can be checked. Every figure states its definition
 
 from __future__ import annotations
 
+import io
 import struct
 import textwrap
 import zlib
@@ -356,16 +357,20 @@ def fix_empty_labels(fig: Figure) -> None:
 
 
 def png_bytes(fig: Figure) -> bytes:
-    """The figure drawn on its Agg canvas at DPI, as PNG bytes: RGB when every pixel is opaque (figures have a
-    white background), unfiltered rows compressed by zlib, the DPI in pHYs, matplotlib named in the Software text.
+    """The figure drawn on its Agg canvas at DPI, as PNG bytes (`encode_png`)."""
+    fig.set_dpi(DPI)
+    fig.canvas.draw()
+    return encode_png(np.asarray(fig.canvas.buffer_rgba()))
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """An RGBA canvas as PNG bytes: RGB when every pixel is opaque (figures have a white background), unfiltered rows
+    compressed by zlib, the DPI in pHYs, matplotlib named in the Software text.
 
     Written here rather than through Pillow: Pillow tries every PNG filter on every row (two thirds of its encoding
     time, and it has no option to choose one), yet on flat-coloured charts unfiltered rows compress as well or
     better; this takes a third of the time for files no larger.
     """
-    fig.set_dpi(DPI)
-    fig.canvas.draw()
-    rgba = np.asarray(fig.canvas.buffer_rgba())
     height, width = rgba.shape[:2]
     opaque = bool(rgba[..., 3].min() == 255)
     # Pillow drops the alpha channel in C, at twice the speed of numpy's strided copy
@@ -389,6 +394,16 @@ def png_bytes(fig: Figure) -> bytes:
     ])
 
 
+def svg_and_png(fig: Figure) -> tuple[str, bytes]:
+    """The figure's SVG (as `savefig(format="svg")` writes it) and its PNG at DPI, drawn in one walk over its
+    artists (`analysis.canvas`), or in two when the PNG could not be drawn along."""
+    fig.set_dpi(DPI)
+    svg = io.StringIO()
+    if not fig.canvas.draw_svg_and_agg(svg):
+        fig.canvas.draw()
+    return svg.getvalue(), encode_png(np.asarray(fig.canvas.buffer_rgba()))
+
+
 def save(fig: Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd.DataFrame],
          notes: str = "") -> FigureFile:
     """Write NAME.png (DPI), NAME.svg and the tables behind it (NAME.csv, or NAME_<key>.csv for several), atomically."""
@@ -399,8 +414,9 @@ def save(fig: Figure, out_dir: Path, name: str, title: str, tables: dict[str, pd
     fix_ticks(fig, sized=False)
     layout_once(fig)
     fix_ticks(fig)
-    write_file_atomically(png, lambda p: p.write_bytes(png_bytes(fig)))
-    write_file_atomically(svg, lambda p: fig.savefig(p, format="svg"))
+    svg_text, png_data = svg_and_png(fig)
+    write_file_atomically(png, lambda p: p.write_bytes(png_data))
+    write_text(svg, svg_text)
     width_in, height_in = fig.get_size_inches()
     csvs = tuple(write_csv(out_dir / (f"{name}.csv" if key == "" else f"{name}_{key}.csv"), df)
                  for key, df in tables.items())
