@@ -26,6 +26,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from PIL import Image  # noqa: E402
 
+from analysis.axes import ReportFigure  # noqa: E402
 from analysis.canvas import Canvas  # noqa: E402
 from analysis.names import KIND_NAMES, agent_name, system_name, system_vendor  # noqa: E402
 from model.errors import InputError  # noqa: E402
@@ -81,9 +82,10 @@ def setup() -> None:
 
 
 def new_figure(height_in: float, **kwargs) -> Figure:
-    """A figure on the report's canvas (`analysis.canvas`), outside pyplot: nothing to register or close."""
+    """A figure on the report's canvas (`analysis.canvas`), with the report's axes (`analysis.axes`), outside pyplot:
+    nothing to register or close."""
     setup()
-    fig = Figure(figsize=(WIDTH_IN, height_in), layout="constrained", **kwargs)
+    fig = ReportFigure(figsize=(WIDTH_IN, height_in), layout="constrained", **kwargs)
     Canvas(fig)
     return fig
 

@@ -689,7 +689,7 @@ def _busy_figure(image: bool = False):
     from analysis import figure as F
 
     fig = F.new_figure(3.0)
-    axes = F.grid_axes(fig, 3, ncols=3, sharex=False)
+    axes = F.grid_axes(fig.subfigures(1, 1), 3, ncols=3, sharex=False)
     dates = pd.date_range("2025-01-01", periods=24, freq="MS")
     axes[0].plot(dates, np.linspace(1, 5, 24), label="a line")
     axes[0].plot(dates, np.linspace(5, 2, 24), ls="--", marker="o", markersize=3, label="dashed, with markers")
@@ -741,6 +741,32 @@ def test_one_walk_draws_the_svg_savefig_writes_and_the_png_agg_draws(image, monk
             assert not differ.any()
         else:
             assert differ.mean() < 0.002  # labels at most a pixel apart
+
+
+def test_copied_ticks_draw_what_matplotlib_ticks_draw(monkeypatch):
+    """The report's axes copy each axis's first tick to make the others: the figure's SVG is the one matplotlib's own
+    axes draw, and restyling one tick's label leaves the others as they were."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from analysis import figure as F
+    from analysis.axes import ReportAxes, ReportFigure
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "airace")
+    svgs = []
+    for figure_class in (ReportFigure, Figure):
+        monkeypatch.setattr(F, "ReportFigure", figure_class)
+        fig = _busy_figure()
+        assert all(isinstance(ax, ReportAxes) == (figure_class is ReportFigure) for ax in fig.get_axes())
+        ticks = fig.get_axes()[0].yaxis.get_major_ticks()
+        assert len(ticks) > 3
+        ticks[2].label1.set_fontweight("bold")
+        ticks[2].gridline.set_color("red")
+        assert [t.label1.get_fontweight() for t in ticks[1:4]] == ["normal", "bold", "normal"]
+        assert ticks[1].gridline.get_color() == ticks[3].gridline.get_color() != "red"
+        svgs.append(F.svg_and_png(fig)[0])
+    assert svgs[0] == svgs[1]
 
 
 def test_fixed_ticks_draw_what_the_locators_would():
