@@ -18,7 +18,7 @@ import codecs
 import math
 
 import numpy as np
-from matplotlib import cbook
+from matplotlib import cbook, rcParams
 from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.backends.backend_mixed import MixedModeRenderer
@@ -71,7 +71,19 @@ def _measured(measure, kind: str, dpi: float, text: str, prop: FontProperties, i
 
 class _Agg(RendererAgg):
     def get_text_width_height_descent(self, s, prop, ismath):
-        return _measured(super().get_text_width_height_descent, "agg", self.dpi, s, prop, ismath)
+        return _measured(self._measure, "agg", self.dpi, s, prop, ismath)
+
+    def _measure(self, s, prop, ismath):
+        """As `RendererAgg.get_text_width_height_descent`, with a plain string's bitmap drawn from the same layout
+        (kept for `_bitmap`): laying a string out is most of the cost of either, and Agg draws what it measures."""
+        if ismath:
+            return super().get_text_width_height_descent(s, prop, ismath)
+        font = self._prepare_font(prop)
+        font.set_text(s, 0.0, flags=get_hinting_flag())
+        width, height = font.get_width_height()  # of the unrotated string
+        descent = font.get_descent()
+        _keep_bitmap(self.dpi, s, prop, bool(rcParams["text.antialiased"]), font)
+        return width / 64.0, height / 64.0, descent / 64.0
 
     def _get_font_height_metrics(self, prop):  # the hook Text._get_layout asks before reading the font's tables
         return _font_heights(prop, self.dpi)
@@ -91,18 +103,24 @@ class _Agg(RendererAgg):
 def _bitmap(renderer: _Agg, text: str, prop: FontProperties,
             antialiased: bool) -> tuple[np.ndarray, float, float, float]:
     """(glyphs, descent, x offset, y offset) of `text` unrotated, in pixels: what FreeType draws for it, drawn the first
-    time this process asks."""
-    key = (renderer.dpi, get_hinting_flag(), antialiased, text, prop)
-    found = _bitmaps.get(key)
+    time this process asks (or measures it, `_Agg._measure`)."""
+    found = _bitmaps.get((renderer.dpi, get_hinting_flag(), antialiased, text, prop))
     if found is None:
         font = renderer._prepare_font(prop)
         font.set_text(text, 0, flags=get_hinting_flag())  # unrotated: draw_text_image rotates the bitmap
-        font.draw_glyphs_to_bitmap(antialiased=antialiased)
-        x_offset, y_offset = (v / 64.0 for v in font.get_bitmap_offset())
-        found = (np.array(font.get_image(), dtype=np.uint8), font.get_descent() / 64.0, x_offset, y_offset)
-        if len(_bitmaps) >= _CACHE_LIMIT:
-            _bitmaps.clear()
-        _bitmaps[(renderer.dpi, get_hinting_flag(), antialiased, text, prop.copy())] = found
+        found = _keep_bitmap(renderer.dpi, text, prop, antialiased, font)
+    return found
+
+
+def _keep_bitmap(dpi: float, text: str, prop: FontProperties, antialiased: bool,
+                 font) -> tuple[np.ndarray, float, float, float]:
+    """Draw the glyphs `font` has laid out for `text` (unrotated, at `dpi`) into one bitmap, and keep it."""
+    font.draw_glyphs_to_bitmap(antialiased=antialiased)
+    x_offset, y_offset = (v / 64.0 for v in font.get_bitmap_offset())
+    found = (np.array(font.get_image(), dtype=np.uint8), font.get_descent() / 64.0, x_offset, y_offset)
+    if len(_bitmaps) >= _CACHE_LIMIT:
+        _bitmaps.clear()
+    _bitmaps[(dpi, get_hinting_flag(), antialiased, text, prop.copy())] = found
     return found
 
 

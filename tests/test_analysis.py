@@ -769,6 +769,24 @@ def test_copied_ticks_draw_what_matplotlib_ticks_draw(monkeypatch):
     assert svgs[0] == svgs[1]
 
 
+def test_text_measured_by_agg_is_drawn_from_the_bitmap_laid_out_then():
+    """Measuring a string on the report's Agg renderer keeps the bitmap drawn from that layout: the same glyphs,
+    descent and offsets as drawing it afresh."""
+    from matplotlib.font_manager import FontProperties
+
+    from analysis import canvas
+
+    renderer = canvas._Agg(200, 100, DPI)
+    for weight in ("normal", "bold"):
+        prop, text = FontProperties(size=8.5, weight=weight), f"kept bitmap {weight} 2031-07"
+        renderer.get_text_width_height_descent(text, prop, False)
+        kept = canvas._bitmap(renderer, text, prop, True)
+        canvas._bitmaps.clear()
+        fresh = canvas._bitmap(renderer, text, prop, True)
+        assert np.array_equal(kept[0], fresh[0]) and kept[0].any()
+        assert kept[1:] == fresh[1:]
+
+
 def test_fixed_ticks_draw_what_the_locators_would():
     """fix_ticks (before and after the layout) leaves every tick, label and offset text as the locators and
     formatters would draw them: the SVG is the same."""
