@@ -14,9 +14,9 @@ whole report into a temporary folder and reports the CPU time of the main proces
 workers together (what the report costs), and the wall time. `--repeats` (default 3) builds per report and tree;
 with `--against SRC` (another checkout's source tree, e.g. the commit you started from, exported with `git
 archive`) this tree and SRC alternate, so both share the machine's load, and the ratios this/against of the best
-CPU and the best wall are printed; `--against-python` runs SRC with another interpreter (another venv, e.g. with
-another matplotlib release, on the same or another tree). `--jobs 1` draws in the main process (per-figure CPU times
-are printed then).
+CPU (and of the median CPU) and the best wall are printed; `--against-python` runs SRC with another interpreter
+(another venv, e.g. with another matplotlib release, on the same or another tree). `--jobs 1` draws in the main
+process (per-figure CPU times are printed then).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import argparse
 import importlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,11 +96,15 @@ def _best(rows: list[dict], key: str) -> float:
     return min(r[key] for r in rows)
 
 
+def _median(rows: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
 def _line(name: str, rows: list[dict]) -> str:
     best = min(rows, key=lambda r: r["total"])
     return (f"  {name}: CPU {best['total']:.2f} s with workers ({best['own']:.2f} s in the main process), wall "
-            f"{_best(rows, 'wall'):.2f} s; every repeat (CPU with workers / wall): "
-            + ", ".join(f"{r['total']:.2f}/{r['wall']:.2f}" for r in rows))
+            f"{_best(rows, 'wall'):.2f} s; median CPU {_median(rows, 'total'):.2f} s; every repeat (CPU with "
+            "workers / wall): " + ", ".join(f"{r['total']:.2f}/{r['wall']:.2f}" for r in rows))
 
 
 def main() -> None:
@@ -137,7 +142,8 @@ def main() -> None:
                 for k, v in sorted(best["figures"].items(), key=lambda kv: -kv[1]) if v > 0))
         if args.against:
             other = runs[(i, "against")]
-            print(f"  ratio this/against: CPU with workers {_best(this, 'total') / _best(other, 'total'):.2f}, "
+            print(f"  ratio this/against: CPU with workers {_best(this, 'total') / _best(other, 'total'):.2f} "
+                  f"(of the medians {_median(this, 'total') / _median(other, 'total'):.2f}), "
                   f"main process {_best(this, 'own') / _best(other, 'own'):.2f}, "
                   f"wall {_best(this, 'wall') / _best(other, 'wall'):.2f}")
 

@@ -683,6 +683,110 @@ def test_report_canvas_measures_text_as_matplotlib_and_draws_it_in_place():
             assert centres[0] == pytest.approx(centres[1], abs=1.5)  # glyphs on whole pixels, as before 3.11
 
 
+def _busy_figure(image: bool = False):
+    """A figure with every kind of drawing call the report makes: paths, markers, collections (bars, scatter, bands),
+    clipped artists, dashed lines, a legend, annotations, text, and with `image` an image."""
+    from analysis import figure as F
+
+    fig = F.new_figure(3.0)
+    axes = F.grid_axes(fig.subfigures(1, 1), 3, ncols=3, sharex=False)
+    dates = pd.date_range("2025-01-01", periods=24, freq="MS")
+    axes[0].plot(dates, np.linspace(1, 5, 24), label="a line")
+    axes[0].plot(dates, np.linspace(5, 2, 24), ls="--", marker="o", markersize=3, label="dashed, with markers")
+    F.band(axes[0], dates, np.linspace(0.5, 3, 24), np.linspace(2, 6, 24), "#1f77b4")
+    F.date_axis(axes[0], dates[0], dates[-1], narrow=True)
+    axes[0].legend(fontsize=7)
+    F.bars(axes[1], dates, np.arange(24) % 5 + 1, 20, "#e66101")
+    axes[1].annotate("a note", (dates[12], 3), xytext=(5, 2), textcoords="offset points", fontsize=7)
+    F.date_axis(axes[1], dates[0], dates[-1], narrow=True)
+    axes[2].scatter([1, 2, 3, 4], [4, 1, 3, 2], s=[10, 20, 30, 40], color="#5e3c99", alpha=0.7, linewidths=0)
+    axes[2].set_yscale("log")
+    F.count_ticks(axes[2])
+    if image:
+        axes[2].imshow(np.arange(12.0).reshape(3, 4), aspect="auto", interpolation="nearest", extent=(0.5, 4.5, 1, 5))
+    F.title(fig, "a title", "a subtitle")
+    F.definitions(fig, "what the figure shows, at its foot")
+    F.layout_once(fig)
+    return fig
+
+
+@pytest.mark.parametrize("image", [False, True])
+def test_one_walk_draws_the_svg_savefig_writes_and_the_png_agg_draws(image, monkeypatch):
+    """svg_and_png draws both files in one walk over the artists: the SVG is savefig's, byte for byte; the PNG is
+    the Agg canvas's pixels, exactly so once text is hidden (text lands within a pixel: its place comes from the
+    SVG's measures). A figure with an image is drawn twice, and both files are then exactly the two draws."""
+    import io
+
+    import matplotlib
+    from PIL import Image
+
+    from analysis import figure as F
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # the SVG's date
+    monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "airace")
+    for hide_text in (False, True):
+        fig = _busy_figure(image)
+        if hide_text:
+            for text in fig.findobj(matplotlib.text.Text):
+                text.set_visible(False)
+        svg, png = F.svg_and_png(fig)
+        expected = io.StringIO()
+        fig.savefig(expected, format="svg")
+        assert svg == expected.getvalue()
+        ours = np.asarray(Image.open(io.BytesIO(png)), dtype=int)
+        theirs = np.asarray(Image.open(io.BytesIO(F.png_bytes(fig))), dtype=int)
+        assert ours.shape == theirs.shape == (round(3.0 * DPI), round(WIDTH_IN * DPI), 3)
+        differ = np.abs(ours - theirs).max(axis=2) > 0
+        if hide_text or image:
+            assert not differ.any()
+        else:
+            assert differ.mean() < 0.002  # labels at most a pixel apart
+
+
+def test_copied_ticks_draw_what_matplotlib_ticks_draw(monkeypatch):
+    """The report's axes copy each axis's first tick to make the others: the figure's SVG is the one matplotlib's own
+    axes draw, and restyling one tick's label leaves the others as they were."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from analysis import figure as F
+    from analysis.axes import ReportAxes, ReportFigure
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    monkeypatch.setitem(matplotlib.rcParams, "svg.hashsalt", "airace")
+    svgs = []
+    for figure_class in (ReportFigure, Figure):
+        monkeypatch.setattr(F, "ReportFigure", figure_class)
+        fig = _busy_figure()
+        assert all(isinstance(ax, ReportAxes) == (figure_class is ReportFigure) for ax in fig.get_axes())
+        ticks = fig.get_axes()[0].yaxis.get_major_ticks()
+        assert len(ticks) > 3
+        ticks[2].label1.set_fontweight("bold")
+        ticks[2].gridline.set_color("red")
+        assert [t.label1.get_fontweight() for t in ticks[1:4]] == ["normal", "bold", "normal"]
+        assert ticks[1].gridline.get_color() == ticks[3].gridline.get_color() != "red"
+        svgs.append(F.svg_and_png(fig)[0])
+    assert svgs[0] == svgs[1]
+
+
+def test_text_measured_by_agg_is_drawn_from_the_bitmap_laid_out_then():
+    """Measuring a string on the report's Agg renderer keeps the bitmap drawn from that layout: the same glyphs,
+    descent and offsets as drawing it afresh."""
+    from matplotlib.font_manager import FontProperties
+
+    from analysis import canvas
+
+    renderer = canvas._Agg(200, 100, DPI)
+    for weight in ("normal", "bold"):
+        prop, text = FontProperties(size=8.5, weight=weight), f"kept bitmap {weight} 2031-07"
+        renderer.get_text_width_height_descent(text, prop, False)
+        kept = canvas._bitmap(renderer, text, prop, True)
+        canvas._bitmaps.clear()
+        fresh = canvas._bitmap(renderer, text, prop, True)
+        assert np.array_equal(kept[0], fresh[0]) and kept[0].any()
+        assert kept[1:] == fresh[1:]
+
+
 def test_fixed_ticks_draw_what_the_locators_would():
     """fix_ticks (before and after the layout) leaves every tick, label and offset text as the locators and
     formatters would draw them: the SVG is the same."""
