@@ -100,19 +100,23 @@ def _analyse_random(names: list[str], x: np.ndarray, y: np.ndarray, seed: int) -
     all_names = [*names, DUMMY]
     problem = _problem(all_names, xd)
     np.random.seed(seed)  # SALib 1.5's delta draws its bootstrap from numpy's global generator
-    try:
-        d = delta.analyze(problem, xd, y, num_resamples=RESAMPLES, conf_level=CONF_LEVEL, seed=seed, method="delta")
-        delta_note = ""
-    except (np.linalg.LinAlgError, ValueError):  # a kernel density of a few equal values: too few runs
-        nan = np.full(len(all_names), np.nan)
+    nan = np.full(len(all_names), np.nan)
+    q1, q3 = np.percentile(y, [25, 75])
+    if q3 == q1:  # half the runs or more share one value: its kernel density is a spike, delta is not defined
         d, delta_note = {"delta": nan, "delta_conf": nan}, "too few distinct runs for delta"
+    else:
+        try:
+            d = delta.analyze(problem, xd, y, num_resamples=RESAMPLES, conf_level=CONF_LEVEL, seed=seed,
+                              method="delta")
+            delta_note = ""
+        except (np.linalg.LinAlgError, ValueError):  # a kernel density of a few equal values: too few runs
+            d, delta_note = {"delta": nan, "delta_conf": nan}, "too few distinct runs for delta"
     harmonics = max(1, min(10, len(y) // 10))  # RBD-FAST needs 2M below half the bootstrap sample
     try:
         r = rbd_fast.analyze(problem, xd, y, M=harmonics, num_resamples=RESAMPLES, conf_level=CONF_LEVEL, seed=seed)
     except (ZeroDivisionError, ValueError, IndexError):  # too few runs for the harmonics' bootstrap
         if delta_note:
             raise F.NotApplicable(f"too few runs ({len(y)}) for delta and RBD-FAST sensitivity indices") from None
-        nan = np.full(len(all_names), np.nan)
         r = {"S1": nan, "S1_conf": nan}
     out = pd.DataFrame({"parameter": all_names, "delta": d["delta"], "delta_conf": d["delta_conf"],
                         "rbd_fast": np.asarray(r["S1"], dtype=float), "rbd_fast_conf": np.asarray(r["S1_conf"],

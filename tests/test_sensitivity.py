@@ -181,3 +181,18 @@ def test_a_five_run_sweep_of_many_parameters_gives_delta_and_no_rbd_fast_instead
     x = pd.DataFrame(rng.uniform(size=(5, 31)), columns=[f"p{i}" for i in range(31)])
     out = analyse(x, rng.normal(size=5), "lhs")
     assert out["rbd_fast"].isna().all() and out["delta"].notna().all()
+
+
+def test_an_outcome_most_runs_share_gets_no_delta_but_bounded_rbd_fast():
+    """198 of 200 runs give the same month (GB300's first online in the uncertainty sweep): the kernel density
+    delta needs is a spike, and SALib returned indices of ~1e12 for it. Delta is left out with a note, and the
+    importance falls back to RBD-FAST, a share of variance (at most 1)."""
+    from analysis.sensitivity import analyse
+
+    rng = np.random.default_rng(1)
+    x = pd.DataFrame(rng.uniform(size=(200, 5)), columns=[f"p{i}" for i in range(5)])
+    y = np.full(200, 18.0)
+    y[[3, 150]] = 19.0
+    out = analyse(x, y, "lhs")
+    assert out["delta"].isna().all() and (out["note"] == "too few distinct runs for delta").all()
+    assert (out["importance"].abs() <= 1).all() and out["importance"].equals(out["rbd_fast"])
