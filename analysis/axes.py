@@ -41,22 +41,21 @@ def copy_tick(tick: Tick) -> Tick:
     return new
 
 
+def _grown(ticks: list, numticks: int) -> list:
+    """The first `numticks` of `ticks`, copying the first tick for any that are missing (kept for later calls)."""
+    while len(ticks) < numticks:
+        ticks.append(copy_tick(ticks[0]))
+    return ticks[:numticks]
+
+
 class _CopiedTicks:
     """`Axis.get_major_ticks` and `get_minor_ticks`, with the ticks they add copied from the first."""
 
     def get_major_ticks(self, numticks=None):
-        if numticks is None:
-            numticks = len(self.get_majorticklocs())
-        while len(self.majorTicks) < numticks:
-            self.majorTicks.append(copy_tick(self.majorTicks[0]))
-        return self.majorTicks[:numticks]
+        return _grown(self.majorTicks, len(self.get_majorticklocs()) if numticks is None else numticks)
 
     def get_minor_ticks(self, numticks=None):
-        if numticks is None:
-            numticks = len(self.get_minorticklocs())
-        while len(self.minorTicks) < numticks:
-            self.minorTicks.append(copy_tick(self.minorTicks[0]))
-        return self.minorTicks[:numticks]
+        return _grown(self.minorTicks, len(self.get_minorticklocs()) if numticks is None else numticks)
 
 
 class _XAxis(_CopiedTicks, XAxis):
