@@ -106,21 +106,19 @@ def test_no_vendor_makes_more_than_its_own_reservation_when_none_is_transferable
     assert binding >= 6
 
 
-def test_reserved_shares_come_from_the_scenario_by_year_and_move_between_the_years_middles(params, foundry):
-    """A year's share holds at its middle (June and July straddle it) and moves linearly between middles: no step
-    in January (NVIDIA's 2024 -> 2025 share was a +35% step in its reserved wafers from December to January)."""
+def test_reserved_shares_keep_each_years_sourced_share_and_move_month_by_month(params, foundry):
+    """Each year's months average to the scenario's share for that year (the source is a share of the year), and the
+    share moves by the same step every month between two years' middles: no step in January (NVIDIA's 2024 -> 2025
+    share was a +35% step in its reserved wafers from December to January); later years keep the last share."""
     shares = params["supplier"]["reserved_cowos_share"]["NVIDIA"]
     nvidia = foundry.share["cowos_wafers"]["NVIDIA"]
-    assert nvidia[0] == pytest.approx(shares["2024"])  # 2024-01: before the first middle, the first year's
-    a, b, c = shares["2024"], shares["2025"], shares["2026"]
-    assert nvidia[5] == pytest.approx(a)  # 2024-06: the first year's until its middle
-    assert nvidia[17] == pytest.approx(a + (b - a) * 11.5 / 12)  # 2025-06: half a month before 2025's middle
-    assert nvidia[18] == pytest.approx(b + (c - b) * 0.5 / 12)  # 2025-07: half a month after it
-    assert nvidia[11] == pytest.approx(a + (b - a) * 5.5 / 12)  # 2024-12
-    assert nvidia[12] == pytest.approx(a + (b - a) * 6.5 / 12)  # 2025-01
-    assert nvidia[47] == pytest.approx(shares[max(shares)])  # later years keep the last
-    steps = np.abs(np.diff(nvidia))
-    assert steps.max() <= abs(b - a) / 12 + 1e-12  # a month moves at most 1/12 of a year's
+    for i, year in enumerate(("2024", "2025", "2026")):
+        assert nvidia[12 * i:12 * (i + 1)].mean() == pytest.approx(shares[year], rel=1e-9), year
+    steps = np.diff(nvidia)
+    november_to_december, december_to_january, january_to_february = steps[10], steps[11], steps[12]
+    assert december_to_january == pytest.approx(november_to_december) == pytest.approx(january_to_february)
+    assert december_to_january > 0  # rising towards 2025's larger share
+    assert nvidia[36:48].mean() == pytest.approx(shares[max(shares)])  # later years keep the last
     every_month = sum(foundry.share["cowos_wafers"][v] for v in VENDORS)
     assert every_month.max() <= 1.0 + 1e-12  # shares that sum to at most 1 each year do so each month
 

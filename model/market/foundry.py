@@ -49,14 +49,26 @@ def anchored_series(points: Mapping[str, float], start: str, n_months: int, grow
 
 
 def shares_by_month(table: Mapping[str, float], start: str, n_months: int) -> np.ndarray:
-    """A vendor's reserved share month by month from its shares by calendar year: each year's figure (its share of
-    the year's capacity, `by_year`) holds at the year's middle, and the share moves linearly between the middles of
-    consecutive years rather than stepping each January (a year's share is an average over a year in which
-    allocations shift month by month); before the first middle and after the last, the nearest year's figure."""
+    """A vendor's reserved share month by month from its shares by calendar year (`by_year`): the share moves
+    linearly between values at the years' middles rather than stepping each January (a year's share is an average
+    over a year in which allocations shift month by month), and those middle values are solved so that each year's
+    months average to its sourced share (interpolating the sourced shares themselves would give a year the mean
+    (previous + 6 x its own + next) / 8 instead); flat before the first middle and after the last."""
     first, last = year_of(start, 0), year_of(start, n_months - 1)
     years = range(first - 1, last + 2)
     middles = [month_index(f"{y}-07", start) for y in years]  # 1 July: between the year's sixth and seventh months
-    return np.interp(np.arange(n_months) + 0.5, middles, [by_year(dict(table), y) for y in years])
+    months = np.arange(n_months) + 0.5
+    # how much each year's middle value weighs in each month (the interpolation is linear in the values); the years
+    # around the simulated ones take their neighbour's value, so the share is flat beyond the middles
+    weights = np.stack([np.interp(months, middles, unit) for unit in np.eye(len(middles))], axis=1)
+    weights[:, 1] += weights[:, 0]
+    weights[:, -2] += weights[:, -1]
+    weights = weights[:, 1:-1]
+    year_of_month = np.array([year_of(start, m) for m in range(n_months)])
+    inside = range(first, last + 1)
+    yearly_means = np.stack([weights[year_of_month == y].mean(axis=0) for y in inside])
+    sourced = np.array([by_year(dict(table), y) for y in inside])
+    return np.clip(weights @ np.linalg.solve(yearly_means, sourced), 0.0, 1.0)
 
 
 def water_fill(amount: float, lacking: np.ndarray) -> np.ndarray:
