@@ -140,7 +140,9 @@ class _Both(RendererBase):
     `print_svg` writes. Agg draws the same paths, markers, collections, text and images at the same places in pixels;
     only text positions differ, by the width of a glyph's rounding (they come from the SVG's measures, which scale
     with the size as the Agg's do with hinting off). Calls it cannot mirror (TeX, meshes, Gouraud shading, filters,
-    images with their own transform) clear `mirrored`: the Agg image is then to be drawn on its own.
+    images with their own transform or embedded at another resolution than the PNG's) clear `mirrored`: the Agg
+    image is then to be drawn on its own. The report's SVGs embed images at 100 dpi and its PNGs are finer, so its
+    figures with images (the timeline, the sensitivity heat map) are always drawn twice.
     """
 
     def __init__(self, svg: RendererSVG, agg: RendererAgg, scale: float):

@@ -102,7 +102,7 @@ def _analyse_random(names: list[str], x: np.ndarray, y: np.ndarray, seed: int) -
     np.random.seed(seed)  # SALib 1.5's delta draws its bootstrap from numpy's global generator
     nan = np.full(len(all_names), np.nan)
     q1, q3 = np.percentile(y, [25, 75])
-    if q3 == q1:  # half the runs or more share one value: its kernel density is a spike, delta is not defined
+    if q3 == q1:  # the middle half of the runs share one value: a rule of thumb for a spiky kernel density
         d, delta_note = {"delta": nan, "delta_conf": nan}, "too few distinct runs for delta"
     else:
         try:
@@ -110,6 +110,10 @@ def _analyse_random(names: list[str], x: np.ndarray, y: np.ndarray, seed: int) -
                               method="delta")
             delta_note = ""
         except (np.linalg.LinAlgError, ValueError):  # a kernel density of a few equal values: too few runs
+            d, delta_note = {"delta": nan, "delta_conf": nan}, "too few distinct runs for delta"
+        if not delta_note and not np.all(d["delta"] <= 1.05):
+            # delta is at most 1 (a little more from sampling noise; bias correction can take it below 0): far
+            # above it, the density estimate failed
             d, delta_note = {"delta": nan, "delta_conf": nan}, "too few distinct runs for delta"
     harmonics = max(1, min(10, len(y) // 10))  # RBD-FAST needs 2M below half the bootstrap sample
     try:

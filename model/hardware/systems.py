@@ -61,6 +61,7 @@ PRECISIONS = ("bf16", "fp8", "fp4")
 TEXT_FIELDS = ("name", "aliases", "status", "architecture", "vendor", "scaleup_topology")
 DATE_FIELDS = ("announced", "first_shipment", "volume")
 INT_FIELDS = ("gpus_per_system", "cpus_per_system", "nvlink_domain_gpus")
+OPTIONAL_INT_FIELDS = ("racks_per_system",)
 FLOAT_FIELDS = (
     "bf16_dense_tflops",
     "fp8_dense_tflops",
@@ -78,7 +79,7 @@ FLOAT_FIELDS = (
 )
 FLAG_FIELDS = ("scaleout_in_network_reduction", "sold_to_others")
 OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims",
-                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment", "racks_per_system")
+                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment", *OPTIONAL_INT_FIELDS)
 LAST_SHIPMENT_FIELD = "last_shipment"
 """The month a system's maker last made it (TPU v4, v5e): no orders after it; absent, it is made to the end."""
 CHIP_PRICE_FIELDS = ("chip_price_usd_low", "chip_price_usd_high")
@@ -180,7 +181,8 @@ class System:
 
     @property
     def rack_power_kw(self) -> float:
-        """Power one rack of the system draws (what air or liquid cooling must remove)."""
+        """Power per rack, or per server for a system smaller than a rack (HGX, MI3xx: servers fill racks only as
+        far as air can cool them): what one enclosure's cooling must remove."""
         return self.system_power_kw / (self.racks_per_system or 1)
 
     @property
@@ -240,7 +242,7 @@ def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
         raise _fail(path, line, system, name, f"expected a number, got {raw!r}") from None
     if not number > 0:
         raise _fail(path, line, system, name, f"expected a positive number, got {raw!r}")
-    if name in INT_FIELDS or name == "racks_per_system":
+    if name in INT_FIELDS or name in OPTIONAL_INT_FIELDS:
         if number != int(number):
             raise _fail(path, line, system, name, f"expected a whole number, got {raw!r}")
         return int(number)

@@ -104,7 +104,8 @@ class Supplier(Agent):
             self.volume[k] = max(volume + slip, first + slip + 1)
             # a ramp problem shows when the first racks ship (GB200's did): until then buyers expect the plan
             self.volume_announced[k] = max(volume - volume_delay + slip, first + slip + 1)
-        # what the vendor and its buyers plan on: its reservations (it may get more when others leave some unused)
+        # what the vendor and its buyers plan on: its reservations (it may get more when others leave some unused and
+        # the scenario lets a share of that move: supplier.unused_reservation_transfer_share, 0 in the baseline)
         self.wafers_per_month = foundry.reserved(vendor, "cowos_wafers")
         self.hbm_tb_per_month = foundry.reserved(vendor, "hbm_tb")
         self._wanted_gpus: dict[str, float] = {}
@@ -271,7 +272,8 @@ class Supplier(Agent):
         self.revenue_total_usd += self.revenue_month_usd
 
     def step(self) -> None:
-        """A vendor alone (no other vendor competing for capacity): its reservation plus all that others leave."""
+        """A vendor alone (no other vendor competing for capacity): its reservation plus the transferable share of
+        what others leave."""
         t = self.model.month
         need = self.need(t)
         self.ship(t, need, self.foundry.allocate(t, {self.vendor: need})[self.vendor])
