@@ -14,9 +14,11 @@ every vendor's reservation.
 Why the transfer is a share, not all of it: the reserved shares are the public reports of what each vendor actually
 took of the year's CoWoS and HBM, and a month's unused packaging or memory is not another vendor's product that
 month: CoWoS comes in kinds (CoWoS-S for Hopper and most ASICs, CoWoS-L for Blackwell), HBM is qualified for one
-product (stack height, speed), and wafers are started months before they are packaged. A model whose other vendors
-buy too little (Google's 2025 TPUs; README, Known limits) would otherwise hand their reservations to NVIDIA and let
-it make more than it did.
+product (stack height, speed), and wafers are started months before they are packaged. With all of it transferable,
+each vendor's modelled share would drift from the sourced one wherever the model's demand for a vendor is off (the
+model's TPU and Trainium buyers buy too few chips, README, Known limits, so NVIDIA took up to 40% more than its
+sourced share in late 2025): the inputs would not hold. The baseline keeps them (share 0, an assumption;
+`uncertainty.toml` sweeps 0-1).
 """
 
 from __future__ import annotations
