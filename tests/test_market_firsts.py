@@ -88,9 +88,11 @@ def test_liquid_cooled_systems_run_only_in_space_fitted_for_them(params):
 
 
 def test_nvidia_serves_its_public_partners_more_of_a_launch(params):
-    """With NVIDIA's public ties weighing nothing, its partners get a smaller share of GB300's first quarter."""
-    def partner_share(p):
-        model = MarketModel.from_params(p, seed=0)
+    """With NVIDIA's public ties weighing nothing, its partners get a smaller share of GB300's first quarter, on
+    average over seeds 0-2. Who orders GB300 early varies so much between seeds (partners' share 0.07-0.65) that one
+    seed can go either way (in seed 0 the partners get 7% with their weight and 8% without)."""
+    def partner_share(p, seed):
+        model = MarketModel.from_params(p, seed=seed)
         partners = set(p["allocation"]["partners"])
         first = model.supplier.first[GB300]
         got = {True: 0, False: 0}
@@ -103,7 +105,8 @@ def test_nvidia_serves_its_public_partners_more_of_a_launch(params):
 
     neutral = copy.deepcopy(params)
     neutral["allocation"]["partner_weight"] = 0.0
-    assert partner_share(params) > 1.2 * partner_share(neutral)
+    seeds = (0, 1, 2)
+    assert sum(partner_share(params, s) for s in seeds) > 1.2 * sum(partner_share(neutral, s) for s in seeds)
 
 
 def test_early_orders_weigh_more_while_a_system_ramps(params):
