@@ -3,8 +3,8 @@ and how a month's capacity is split between vendors.
 
 Mechanism (documented because it decides who ships when capacity is short): each vendor has a reserved share of
 both (long-term agreements booked a year ahead: TSMC's CoWoS allocation and the memory makers' HBM contracts, from
-the public demand-share reports cited in the scenario, by calendar year, moving month by month between the years'
-middles: `shares_by_month`); the part no modelled vendor reserves is
+the public demand-share reports cited in the scenario, by calendar year, moving month by month so that each year
+averages its sourced figure: `shares_by_month`); the part no modelled vendor reserves is
 used by chips outside the model (other custom ASICs, FPGAs). Each month a vendor gets what it needs up to its
 reservation; of what a vendor reserved and cannot use, the scenario's `unused_reservation_transfer_share` goes to
 the vendors short of theirs, in proportion to what they lack (capacity follows demand and prepayment). So a vendor
