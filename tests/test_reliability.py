@@ -137,6 +137,23 @@ def test_stale_temporaries_of_dead_writers_are_removed_and_live_ones_kept(tmp_pa
     assert live.exists() and mine.exists()
 
 
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_zombie_writer_counts_as_gone(tmp_path):
+    """In a container whose first process reaps no orphans, a SIGKILLed sweep's worker stays a zombie: its
+    temporaries are stale all the same (CI once kept one and failed the SIGKILL test below)."""
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # not waited for: a zombie once it ends
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(zombie.pid):
+            time.sleep(0.05)
+        assert Path(f"/proc/{zombie.pid}").exists(), "the ended child was reaped before the check"
+        stale = tmp_path / f".r.tmp-{zombie.pid}-abc"
+        stale.mkdir()
+        assert remove_stale_temporaries(tmp_path, "r") == [stale]
+    finally:
+        zombie.wait()
+
 # -- 2. one bad row never loses a batch -------------------------------------------------------------------------
 TRAIN_HEADER = "system,gpus,workload,precision,seq_len,global_batch_seqs,tokens\n"
 GOOD_TRAIN = "hgx_h100,512,gpt3-175b,fp8,2048,2048,1e12\n"

@@ -139,13 +139,19 @@ _TMP_PID = re.compile(r"\.tmp-(\d+)-")
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether process `pid` still runs. A zombie does not: in a container whose first process reaps no orphans
+    (Docker without --init), a SIGKILLed sweep's worker stays a zombie forever, and its temporaries must go."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # gone meanwhile, or no /proc to ask (not Linux)
+        return not Path("/proc/self").is_dir()
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]  # the state follows the command name in parentheses
 
 
 def remove_stale_temporaries(folder: Path | str, name: str | None = None, unmarked: bool = False) -> list[Path]:
