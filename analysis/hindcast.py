@@ -48,6 +48,8 @@ INPUTS: tuple[tuple[str, str], ...] = (
     ("CoWoS and HBM shares by vendor (Morgan Stanley, SemiWiki, JPMorgan)", "`supplier.reserved_cowos_share`, "
      "`supplier.reserved_hbm_share`; so each vendor's shipments are bounded by inputs"),
     ("Anthropic's Project Rainier (500k Trainium2) and Google TPU (1M) contracts", "`[[contracts]]`"),
+    ("China's H20 purchases (>1M at $12-13k in 2024; $4.6B sold + $2.5B unshippable in Feb-Apr 2025) and the "
+     "H20's ban in April 2025", "`other.china.capex_usd_bn` and the catalog's `hgx_h20` (`last_shipment`)"),
     ("How long bring-up of thousands of GPUs takes (`bring_up.days_per_doubling`)",
      "an assumption, so the month of the first GB300 cluster at scale is not an independent check"),
 )

@@ -39,11 +39,13 @@ AGENT_COLORS: dict[str, str] = {
     "meta_ai": "#9b2f8f",
     # everyone else
     "rest_of_market": "#9a9a9a",
+    "china": "#8a8a5c",
 }
 
 SYSTEM_COLORS: dict[str, str] = {
     "hgx_h100": "#c7e9c0",
     "hgx_h200": "#74c476",
+    "hgx_h20": "#31a354",
     "hgx_b200": "#9ecae1",
     "hgx_b300": "#4292c6",
     "gb200_nvl72": "#6baed6",

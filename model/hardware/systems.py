@@ -24,6 +24,7 @@ DATA_FILE = Path(__file__).with_name("data") / "systems.csv"
 NVIDIA_SYSTEM_KEYS = (
     "hgx_h100",
     "hgx_h200",
+    "hgx_h20",
     "hgx_b200",
     "hgx_b300",
     "gb200_nvl72",
@@ -78,8 +79,10 @@ FLOAT_FIELDS = (
     "price_usd_high",
 )
 FLAG_FIELDS = ("scaleout_in_network_reduction", "sold_to_others")
+OPTIONAL_TEXT_FIELDS = ("export_market",)
 OPTIONAL_FIELDS = ("bf16_sparse_tflops", "fp8_sparse_tflops", "fp4_sparse_tflops", "int8_dense_tops", "torus_dims",
-                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment", *OPTIONAL_INT_FIELDS)
+                   "chip_price_usd_low", "chip_price_usd_high", "last_shipment", *OPTIONAL_INT_FIELDS,
+                   *OPTIONAL_TEXT_FIELDS)
 LAST_SHIPMENT_FIELD = "last_shipment"
 """The month a system's maker last made it (TPU v4, v5e): no orders after it; absent, it is made to the end."""
 CHIP_PRICE_FIELDS = ("chip_price_usd_low", "chip_price_usd_high")
@@ -160,6 +163,10 @@ class System:
     racks_per_system: int | None
     """Racks one system spans where it is more than one (a Trn2 UltraServer, a TPU v5e/v6e pod); None: one rack or
     less. Cooling is decided per rack: a two-rack system of 58 kW draws 29 kW per rack."""
+    export_market: str | None
+    """The one market a system is made for under export controls (HGX H20: China, after the US rule of October
+    2023): only buyers in that market may order it, and they may order nothing else of its vendor's. None: sold
+    wherever export rules allow."""
     sources: Mapping[str, Source] = field(repr=False, compare=False)
 
     def dense_tflops(self, precision: str) -> float | None:
@@ -213,7 +220,7 @@ def _fail(path: Path, line: int, system: str, field_name: str, message: str) -> 
 
 
 def _parse_value(path: Path, line: int, system: str, name: str, raw: str):
-    if name in TEXT_FIELDS:
+    if name in TEXT_FIELDS or name in OPTIONAL_TEXT_FIELDS:
         if not raw:
             raise _fail(path, line, system, name, "expected text, got an empty value")
         for choice_field, choices in (("status", STATUSES), ("vendor", VENDORS), ("scaleup_topology", TOPOLOGIES)):

@@ -67,13 +67,15 @@ class MarketModel(Model):
         self.supplier = self.suppliers["NVIDIA"]
         self._supplier_of = {k: s for s in self.suppliers.values() for k in s.keys}
         kinds = spec.kinds
+        # buyers under export controls (a market such as China) may order only the systems made for them
+        self.export_market_of = {name: p.export_market for name, p in spec.other.items()}
         for kind in ("hyperscaler", "neocloud"):
             for name, p in getattr(spec, kind).items():
                 Provider.from_scenario(self, name, kind, p, getattr(kinds, kind))
         for name, p in spec.other.items():
             rest = RestOfMarket.from_scenario(self, name, p, kinds.other)
             # its budget is sourced as NVIDIA spending (sovereign, China, enterprise), so it buys NVIDIA's systems
-            rest.procurement.candidates = tuple(self.supplier.keys)
+            rest.procurement.candidates = tuple(k for k in self.supplier.keys if self.supplier.may_order(name, k))
         for name, p in spec.lab.items():
             Lab.from_scenario(self, name, p, kinds.lab)
         self.buyers = self.agents.select(agent_type=Buyer)  # in creation order; shuffled each month

@@ -132,7 +132,12 @@ class Supplier(Agent):
         return systems()[k].status != "dropped" and self.first[k] - t <= lookahead_months and t <= self.last[k]
 
     def may_order(self, buyer: str, k: str) -> bool:
-        """Whether a buyer may order system k: anyone if the vendor sells it to others, else its owner only."""
+        """Whether a buyer may order system k: anyone if the vendor sells it to others, else its owner only; and
+        under export controls, a system made for one market (HGX H20: China) only by buyers there, who may order
+        nothing else (`export_market` of the catalog and of the buyer)."""
+        market = getattr(self.model, "export_market_of", {}).get(buyer)
+        if systems()[k].export_market != market:
+            return False
         return self.p.sold_to_others(k) or buyer == self.owner
 
     def shipping(self, k: str, t: int) -> bool:

@@ -11,7 +11,8 @@ AGENT_NAMES: dict[str, str] = {
     "microsoft": "Microsoft", "aws": "AWS", "google": "Google", "meta": "Meta", "oracle": "Oracle",
     "coreweave": "CoreWeave", "nebius": "Nebius", "lambda": "Lambda", "crusoe": "Crusoe", "nscale": "Nscale",
     "openai": "OpenAI", "anthropic": "Anthropic", "xai": "xAI", "google_deepmind": "Google DeepMind",
-    "meta_ai": "Meta (lab)", "rest_of_market": "Rest of market", "nvidia": "NVIDIA",
+    "meta_ai": "Meta (lab)", "rest_of_market": "Rest of market", "china": "China (H20 only)",
+    "nvidia": "NVIDIA",
 }
 
 

@@ -78,6 +78,13 @@ def _workload(key: str) -> str:
     return key
 
 
+def _export_market(market: str) -> str:
+    known = sorted({s.export_market for s in SYSTEM_CATALOG().values() if s.export_market})
+    if market not in known:
+        raise ValueError(f"a market the catalog makes systems for ({', '.join(known)})")
+    return market
+
+
 Month = Annotated[str, AfterValidator(_month), AfterValidator(_before_last)]
 Year = Annotated[str, AfterValidator(_year)]
 System = Literal[SYSTEM_KEYS]  # type: ignore[valid-type]  # every vendor's systems (issue 18)
@@ -393,6 +400,9 @@ class RestOfMarket(_Frozen):
 
     capex_usd_bn: Annotated[ByYear, Field(min_length=1)]
     fleet_start: dict[System, FleetGpus] = {}
+    export_market: Annotated[str, AfterValidator(_export_market)] | None = None
+    """A market under export controls (e.g. "China"): the buyer may order only the catalog's systems made for it
+    (`export_market` there); None: any system sold to others."""
 
 
 class Contract(_Frozen):
