@@ -165,7 +165,7 @@ class System:
     less. Cooling is decided per rack: a two-rack system of 58 kW draws 29 kW per rack."""
     export_market: str | None
     """The one market a system is made for under export controls (HGX H20: China, after the US rule of October
-    2023): only buyers in that market may order it, and they may order nothing else of its vendor's. None: sold
+    2023): only buyers in that market may order it, and they may order nothing else (any vendor). None: sold
     wherever export rules allow."""
     sources: Mapping[str, Source] = field(repr=False, compare=False)
 
