@@ -57,3 +57,51 @@ def test_an_unknown_export_market_is_one_line(tmp_path):
                                          r"systems for \(China\), got 'Mars'") as info:
         load_scenario_dict(path)
     assert "\n" not in str(info.value)
+
+
+def _run(params, seed=0):
+    model = MarketModel.from_params(params, seed=seed)
+    model.run()
+    return model
+
+
+def test_an_export_rule_strands_the_h20s_already_in_the_packaging_pipeline(params):
+    """The H20's licence requirement (April 2025) took effect at once: what was packaged in the two months before
+    for China's orders is made and never sold (NVIDIA's $4.5B H20 charge). No revenue is booked for it, China's money
+    for it is free again, and units ordered = shipped + stranded + still on order."""
+    assert params["supplier"]["packaging_to_shipment_months"] == 2
+    model = _run(params)
+    nvidia = model.supplier_of("hgx_h20")
+    stranded = nvidia.units_stranded_total["hgx_h20"]
+    assert stranded > 0 and nvidia.stranded_usd_total > 0
+    # only H20 (made for an export market) strands; planned ends of production strand nothing
+    assert all(n == 0 for k, n in nvidia.units_stranded_total.items() if k != "hgx_h20")
+    shipped = model.datacollector.get_model_vars_dataframe()["units_shipped_hgx_h20"]
+    assert shipped.iloc[15:].sum() == 0  # nothing ships after March 2025
+    china = model.buyer("china")
+    on_order = china.procurement.on_order_units["hgx_h20"]
+    assert on_order == nvidia.backlog_units("hgx_h20") >= 0
+    assert china.procurement.ordered["hgx_h20"] == 8 * (nvidia.units_shipped_total["hgx_h20"] + on_order)
+    # China committed money only for what is still on order: what it paid for shipped units is spent
+    assert china.treasury.committed_usd == pytest.approx(
+        china.treasury.capex_usd + sum(o.usd_outstanding for o in nvidia.orders["hgx_h20"].values()), rel=1e-9)
+
+
+def test_without_a_packaging_lag_nothing_strands_and_output_ships_a_lag_earlier(params):
+    """The lag moves the sourced CoWoS and HBM series later by whole months (a month ships what was packaged
+    `packaging_to_shipment_months` before) and is what strands chips: with 0 nothing is stranded."""
+    import numpy as np
+
+    from model.market.foundry import lagged
+
+    series = np.array([1.0, 2.0, 3.0, 4.0])
+    assert list(lagged(series, 0)) == [1, 2, 3, 4]
+    assert list(lagged(series, 2)) == [1, 1, 1, 2]
+    assert list(lagged(series, 9)) == [1, 1, 1, 1]
+    no_lag = {**params, "supplier": {**params["supplier"], "packaging_to_shipment_months": 0}}
+    lag = MarketModel.from_params(params, seed=0)
+    flat = MarketModel.from_params(no_lag, seed=0)
+    for resource in ("cowos_wafers", "hbm_tb"):
+        assert np.array_equal(lag.foundry.total[resource][2:], flat.foundry.total[resource][:-2])
+    model = _run(no_lag)
+    assert model.supplier_of("hgx_h20").units_stranded_total["hgx_h20"] == 0

@@ -388,6 +388,11 @@ class Buyer(Agent):
         self.procurement.shipped(system, units)
         self.inbound.ship(system, units * systems()[system].gpus_per_system, month)
 
+    def cancel(self, system: str, units: int, usd: float) -> None:
+        """Units on order that will never ship (an export rule stopped them): the money committed is free again."""
+        self.treasury.commit(-usd)
+        self.procurement.cancelled(system, units)
+
     def take_deliveries(self, t: int) -> None:
         for k, gpus, _ in self.inbound.arrive(t):
             self.milestones.first("first_delivery", k, gpus)

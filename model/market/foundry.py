@@ -73,6 +73,13 @@ def shares_by_month(table: Mapping[str, float], start: str, n_months: int) -> np
     return np.clip(weights @ np.linalg.solve(yearly_means, sourced), 0.0, 1.0)
 
 
+def lagged(series: np.ndarray, months: int) -> np.ndarray:
+    """`series` shifted `months` later: month t takes month t - months's value (the first value before the start)."""
+    if months <= 0:
+        return series
+    return np.concatenate([np.full(min(months, len(series)), series[0]), series[:-months]])[:len(series)]
+
+
 def water_fill(amount: float, lacking: np.ndarray) -> np.ndarray:
     """Split `amount` in proportion to what each lacks, none given more than it lacks (the excess goes to the
     others)."""
@@ -94,8 +101,12 @@ class Foundry:
         growth = params.supply_growth_multiplier
         self.vendors = vendors
         self.transfer_share = params.unused_reservation_transfer_share
-        self.total = {"cowos_wafers": anchored_series(params.cowos_wafers_per_month, start, horizon_months, growth),
-                      "hbm_tb": anchored_series(params.hbm_tb_per_month, start, horizon_months, growth)}
+        # what ships in month t was packaged `packaging_to_shipment_months` earlier: the sourced series are dated by
+        # packaging, so shipments follow them by the lag (flat before the first anchor, as the series is)
+        lag = params.packaging_to_shipment_months
+        self.total = {"cowos_wafers": lagged(anchored_series(params.cowos_wafers_per_month, start, horizon_months,
+                                                             growth), lag),
+                      "hbm_tb": lagged(anchored_series(params.hbm_tb_per_month, start, horizon_months, growth), lag)}
         tables = {"cowos_wafers": params.reserved_cowos_share, "hbm_tb": params.reserved_hbm_share}
         self.share = {r: {v: shares_by_month(tables[r].get(v, {}), start, horizon_months) for v in vendors}
                       for r in RESOURCES}

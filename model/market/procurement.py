@@ -227,6 +227,13 @@ class Procurement:
     def shipped(self, k: str, units: int) -> None:
         self.on_order_units[k] -= units
 
+    def cancelled(self, k: str, units: int) -> None:
+        """Units on order that will never ship: they leave the order book as if never ordered."""
+        self.on_order_units[k] -= units
+        gpus = units * systems()[k].gpus_per_system
+        self.ordered[k] -= gpus
+        self.preordered[k] -= min(self.preordered[k], gpus)
+
     def on_order_kw(self) -> float:
         """Facility kW of the systems on order (not yet shipped)."""
         catalog = systems()

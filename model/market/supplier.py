@@ -43,6 +43,9 @@ class Consignee(Protocol):
 
     def receive(self, system: str, units: int, paid_usd: float, month: int) -> None: ...
 
+    def cancel(self, system: str, units: int, usd: float) -> None:
+        """`units` on order will never ship (made, then stopped by an export rule): the money is free again."""
+
 
 @dataclass
 class Order:
@@ -119,6 +122,9 @@ class Supplier(Agent):
         self._waits: dict[tuple[str, int, int, int], float] = {}  # a month's answers (buyers ask them repeatedly)
         self.shipped_month = dict.fromkeys(self.keys, 0)  # units (systems) shipped this month
         self.units_shipped_total = dict.fromkeys(self.keys, 0)
+        self.units_stranded_total = dict.fromkeys(self.keys, 0)  # made for orders an export rule stopped (unsold)
+        self.stranded_usd_total = 0.0  # what the stranded units would have sold for
+        self._stranding: set[str] = set()  # systems whose packaged output is stranded this month
         self.units_ordered_total = dict.fromkeys(self.keys, 0)
         self.revenue_month_usd = 0.0
         self.revenue_total_usd = 0.0
@@ -253,13 +259,22 @@ class Supplier(Agent):
         backlog up to what its ramp allows of the vendor's reserved capacity."""
         catalog = systems()
         self._wanted_gpus = {}
+        self._stranding = {k for k in self.keys if self.stranded_in_pipeline(k, t)}
         for k in self.keys:
-            if self.orders[k] and self.shipping(k, t):
+            if self.orders[k] and (self.shipping(k, t) or k in self._stranding):
                 self._wanted_gpus[k] = min(self.backlog_units(k) * catalog[k].gpus_per_system,
-                                           self.ramp_fraction(k, t) * self.capacity_gpus(k, t))
+                                           self.ramp_fraction(k, min(t, self.last[k])) * self.capacity_gpus(k, t))
         wafers = sum(g / self.p.gpus_per_wafer[k] for k, g in self._wanted_gpus.items())
         hbm_tb = sum(g * catalog[k].hbm_gb / 1000.0 for k, g in self._wanted_gpus.items())
         return Need(wafers, hbm_tb)
+
+    def stranded_in_pipeline(self, k: str, t: int) -> bool:
+        """Whether month t's output of system k was packaged for orders an export rule has since stopped: the
+        system is made for an export market and its sales ended within the packaging-to-shipment lag (the H20's
+        licence requirement of April 2025 took effect at once, on chips already in the pipeline). Planned ends of
+        production strand nothing: the vendor stops packaging ahead of them."""
+        lag = self.p.packaging_to_shipment_months
+        return bool(systems()[k].export_market) and self.last[k] < t <= self.last[k] + lag
 
     def ship(self, t: int, need: Need, given: Need) -> None:
         """Make and ship what the capacity given this month allows (every system scaled alike), allocated across
@@ -307,6 +322,7 @@ class Supplier(Agent):
         if left:
             remainder = np.where(give < outstanding, exact - give, -1.0) + self.rng.random(len(orders)) * 1e-9
             give[np.argsort(-remainder)[:left]] += 1
+        stranded = s.key in self._stranding
         for order, n in zip(orders, give, strict=True):
             n = int(min(n, order.units_outstanding))
             if n <= 0:
@@ -315,6 +331,14 @@ class Supplier(Agent):
             order.units_outstanding -= n
             order.usd_outstanding -= paid
             self._backlog[s.key] -= n
+            if stranded:  # made, never sold: no revenue, the buyer's money is free again
+                self.units_ordered_total[s.key] -= n
+                self.units_stranded_total[s.key] += n
+                self.stranded_usd_total += paid
+                order.consignee.cancel(s.key, n, paid)
+                if order.units_outstanding == 0:
+                    del self.orders[s.key][order.consignee.name]
+                continue
             self.shipped_month[s.key] += n
             self.units_shipped_total[s.key] += n
             self.revenue_month_usd += paid * self.share_of_price[s.key]

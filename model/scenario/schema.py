@@ -245,6 +245,8 @@ class Supplier(_Frozen):
     expected_share_of_capacity: Annotated[float, Field(gt=0, le=1)]
     # share of a month's unused reservations (CoWoS, HBM) another vendor short of its own can use that month
     unused_reservation_transfer_share: Fraction
+    # months from a month's CoWoS and HBM to the systems NVIDIA ships and books (test, boards, trays); 0: the same month
+    packaging_to_shipment_months: Months = 0
     delay_months: dict[System, Months]
     volume_delay_months: dict[System, Months] = {}
     cowos_wafers_per_month: Annotated[dict[Month, Annotated[float, Field(gt=0, le=10_000_000)]], Field(min_length=1)]
