@@ -52,6 +52,9 @@ INPUTS: tuple[tuple[str, str], ...] = (
      "H20's ban in April 2025", "`other.china.capex_usd_bn` and the catalog's `hgx_h20` (`last_shipment`)"),
     ("How long bring-up of thousands of GPUs takes (`bring_up.days_per_doubling`)",
      "an assumption, so the month of the first GB300 cluster at scale is not an independent check"),
+    ("Months from packaging to shipment (`supplier.packaging_to_shipment_months`, 2) and the HGX B200's price "
+     "($30-40k per GPU)", "an assumption and a catalog price, both set after fiscal Q2-Q3 2026 revenue was seen "
+     "high (the price on the strength of its sources): that revenue is a weaker check than the other quarters"),
 )
 
 
