@@ -60,6 +60,7 @@ SYSTEM_COLORS: dict[str, str] = {
     "tpu_v5p": "#80cdc1",
     "tpu_v6e": "#35978f",
     "tpu_v7": "#01665e",
+    "trn1": "#f6e8c3",
     "trn2": "#dfc27d",
     "trn2_ultraserver": "#bf812d",
     "trn3": "#8c510a",

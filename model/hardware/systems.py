@@ -40,6 +40,7 @@ OTHER_VENDOR_SYSTEM_KEYS = (
     "tpu_v5p",
     "tpu_v6e",
     "tpu_v7",
+    "trn1",
     "trn2",
     "trn2_ultraserver",
     "trn3",
