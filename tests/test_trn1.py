@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from model.capability.build import capability_table
 from model.hardware import get_system
 from model.hardware.systems import KINDS, systems
 from model.market import MarketModel
@@ -36,7 +37,9 @@ def test_the_catalog_holds_the_neuron_docs_figures():
     trn1.32xlarge: 16 chips in a 2-D torus, 512 GiB, 800 Gbps EFA."""
     s = get_system("Trainium1")
     assert s.key == "trn1" and get_system("trn1.32xlarge").key == "trn1" and get_system("Trainium2").key == "trn2"
-    assert (s.bf16_dense_tflops, s.fp8_dense_tflops, s.int8_dense_tops, s.fp4_dense_tflops) == (190, 190, 380, None)
+    assert (s.bf16_dense_tflops, s.fp8_dense_tflops, s.fp4_dense_tflops) == (190, 190, None)
+    # INT8 (380 TOPS) is left out: Trainium trains in BF16/cFP8, and the capability table would train in INT8
+    assert s.int8_dense_tops is None and "380 INT8" in s.sources["fp8_dense_tflops"].note
     assert (s.hbm_gb, s.hbm_tb_s, s.fast_memory_tb) == (32, 0.82, 0.512)
     assert s.fast_memory_tb == pytest.approx(s.gpus_per_system * s.hbm_gb / 1000)
     assert (s.gpus_per_system, s.nvlink_domain_gpus, s.nvlink_gb_s) == (16, 16, 384)
@@ -45,7 +48,7 @@ def test_the_catalog_holds_the_neuron_docs_figures():
     assert s.h100e_per_gpu == pytest.approx(190 / 989)
     assert s.bf16_dense_tflops < get_system("trn2").bf16_dense_tflops / 3  # Trainium2's guide: 3.4x BF16
     assert s.architecture == "Trainium1" != get_system("trn2").architecture  # they do not train together
-    for name in ("bf16_dense_tflops", "hbm_gb", "hbm_tb_s", "int8_dense_tops"):
+    for name in ("bf16_dense_tflops", "fp8_dense_tflops", "hbm_gb", "hbm_tb_s"):
         assert s.sources[name].url == NEURON_DOCS + "trainium.html" and s.sources[name].kind == "official", name
     for name in ("gpus_per_system", "nvlink_gb_s", "scaleup_topology", "scaleout_gbit_s"):
         assert s.sources[name].url == NEURON_DOCS + "trn1-arch.html" and s.sources[name].kind == "official", name
@@ -84,6 +87,22 @@ def test_trn1_is_air_cooled_and_packaged_like_trainium2():
     assert not needs_liquid("trn1", spec.bring_up.liquid_cooling_above_kw_per_rack)
     assert systems()["trn1"].racks_per_system is None  # one server
     assert spec.supplier.gpus_per_wafer["trn1"] == spec.supplier.gpus_per_wafer["trn2"]
+
+
+def test_the_performance_model_rates_trainium1_by_its_compute_and_memory():
+    """On every reference job Trainium1 does less than Trainium2 and never more than its share of H100's peak
+    allows: training within 1.25x its dense cFP8 peak over H100's FP8 peak (a slower chip loses less of its peak to
+    communication, so it may run a little nearer it), serving up to the larger of that peak share and its share of
+    H100's memory bandwidth (decode reads weights and KV cache)."""
+    table = capability_table(load_scenario(BASELINE))
+    trn1, trn2, h100 = (systems()[k] for k in ("trn1", "trn2", "hgx_h100"))
+    compute_share = trn1.fp8_dense_tflops / h100.fp8_dense_tflops
+    bandwidth_share = trn1.hbm_tb_s / h100.hbm_tb_s
+    for month in ("2024-06", "2025-06"):
+        v1, v2 = table.value("trn1", month), table.value("trn2", month)
+        assert 0 < v1.training < v2.training and v1.training <= 1.25 * compute_share, month
+        for serve1, serve2 in zip(v1.serving, v2.serving, strict=True):
+            assert 0 < serve1 < serve2 and serve1 <= max(compute_share, bandwidth_share), month
 
 
 @pytest.fixture(scope="module")
