@@ -111,7 +111,7 @@ class Fleet:
         """Facility MW its GPUs use. (Summed site by site where power decides; a running total for a buyer whose
         power is not modelled, which only reports it.)"""
         if self.power_unconstrained:
-            return self._running_mw[1]
+            return max(0.0, self._running_mw[1])  # a running total: retiring everything may leave -1e-13
         if self._used_mw[0] != self.placements:
             self._used_mw = (self.placements, sum(s.used_mw for s in self._sites.values()))
         return self._used_mw[1]
