@@ -144,6 +144,9 @@ class Procurement:
         offered = self.offered(t)
         if not offered:
             return
+        cash = self.fill_reservation(t, offered, cash)
+        if cash <= 0:
+            return
         wanted = self._weights({k: self.score(k, t, sites_ready=True) for k in offered})
         if wanted:  # what the buyer would buy if its sites were ready: it fits out space for that share
             self.liquid_share = sum(w for k, w in wanted.items() if self.is_liquid[k]) / sum(wanted.values())
@@ -172,6 +175,41 @@ class Procurement:
                 if best_now and w > weights[best_now]:
                     self.first("preorder", k, units * s.gpus_per_system,
                                f"pre-orders {k} ahead of {best_now}, which ships now")
+
+    def fill_reservation(self, t: int, offered: list[str], cash: float) -> float:
+        """An owner of custom chips (Google's TPUs, AWS's Trainium) first keeps the CoWoS its vendor reserved for
+        it busy: its vendor's long-term agreements are booked a year ahead and paid for, so the chip programme's
+        volume is planned, not re-chosen against NVIDIA each month. It orders its own chips that ship now, best
+        scoring first, until the open orders cover a month of the reservation (each system up to its ramp), within
+        its cash and the power free when they arrive; returns the cash left."""
+        own = [k for k in offered if self.supplier_of(k).owner == self.buyer.name and self.supplier_of(k).shipping(k, t)
+               and self.supplier_of(k).p.owners_fill_reservation]
+        if not own:
+            return cash
+        catalog = systems()
+        for sup in dict.fromkeys(self.supplier_of(k) for k in own):
+            per_wafer = sup.p.gpus_per_wafer
+            t_cap = min(max(t, 0), len(sup.wafers_per_month) - 1)
+            free_wafers = sup.wafers_per_month[t_cap] - sum(
+                sup.backlog_units(k) * catalog[k].gpus_per_system / per_wafer[k] for k in sup.keys)
+            mine = sorted((k for k in own if self.supplier_of(k) is sup), key=lambda k: -self.score(k, t))
+            for k in mine:
+                if free_wafers <= 0 or cash <= 0:
+                    break
+                s = catalog[k]
+                room_gpus = sup.ramp_fraction(k, t) * sup.capacity_gpus(k, t) - sup.backlog_units(k) * s.gpus_per_system
+                price = self.price_usd(k, t)
+                units = int(min(room_gpus, free_wafers * per_wafer[k]) // s.gpus_per_system)
+                units = min(units, int(cash // price))
+                spare_mw = self.spare_mw(k, t)
+                if spare_mw != math.inf:
+                    units = min(units, int(spare_mw * 1000.0 // (s.system_power_kw * self.terms.pue)))
+                if units <= 0:
+                    continue
+                self.order(k, units, price)
+                cash -= units * price
+                free_wafers -= units * s.gpus_per_system / per_wafer[k]
+        return cash
 
     def switch_orders(self, t: int) -> None:
         """Move open orders the buyer would no longer place at all (weight under `choice_min_weight` against the

@@ -258,6 +258,9 @@ class Supplier(_Frozen):
     owners: dict[Vendor, str] = {}
     sells_to_others: list[Vendor] = []  # vendors that sell to every buyer though the catalog says they do not
     on_time: list[System] = []  # systems that ship on their catalog dates (plus `delay_months`): no random slip
+    # an owner of custom chips keeps the CoWoS and HBM its vendor reserved for it busy with its own chips first
+    # (the reservation is booked ahead and paid for); False: it chooses by value per dollar alone
+    owners_fill_reservation: bool = True
     software_discount: dict[System, Annotated[dict[Year, Annotated[float, Field(gt=0, le=1)]],
                                               Field(min_length=1)]] = {}
 
