@@ -184,6 +184,9 @@ class Procurement:
         its cash and the power free when they arrive; returns the cash left."""
         own = [k for k in offered if self.supplier_of(k).owner == self.buyer.name and self.supplier_of(k).shipping(k, t)
                and self.supplier_of(k).p.owners_fill_reservation]
+        if own:
+            own = [k for k in own if self.supplier_of(k).backlog_units(k) * systems()[k].gpus_per_system
+                   < self.supplier_of(k).ramp_fraction(k, t) * self.supplier_of(k).capacity_gpus(k, t)]
         if not own:
             return cash
         catalog = systems()
@@ -192,7 +195,10 @@ class Procurement:
             t_cap = min(max(t, 0), len(sup.wafers_per_month) - 1)
             free_wafers = sup.wafers_per_month[t_cap] - sum(
                 sup.backlog_units(k) * catalog[k].gpus_per_system / per_wafer[k] for k in sup.keys)
-            mine = sorted((k for k in own if self.supplier_of(k) is sup), key=lambda k: -self.score(k, t))
+            # best value per dollar first (not `score`: ordering changes its cache key, and waits barely differ
+            # between one owner's chips sharing one reservation)
+            mine = sorted((k for k in own if self.supplier_of(k) is sup),
+                          key=lambda k: -self.value_per_gpu(k, t) / self.cost_per_gpu_usd(k, t))
             for k in mine:
                 if free_wafers <= 0 or cash <= 0:
                     break
