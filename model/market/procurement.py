@@ -178,34 +178,34 @@ class Procurement:
 
     def fill_reservation(self, t: int, offered: list[str], cash: float) -> float:
         """An owner of custom chips (Google's TPUs, AWS's Trainium) first keeps the CoWoS its vendor reserved for
-        it busy: its vendor's long-term agreements are booked a year ahead and paid for, so the chip programme's
-        volume is planned, not re-chosen against NVIDIA each month. It orders its own chips that ship now, best
-        scoring first, until the open orders cover a month of the reservation (each system up to its ramp), within
+        it busy: its vendor's long-term agreements are booked ahead and paid for, so the chip programme's volume is
+        planned, not re-chosen against NVIDIA each month. It orders its own chips that ship now, best value per
+        dollar first, until the open orders cover a month of the reservation (each system up to its ramp), within
         its cash and the power free when they arrive; returns the cash left."""
-        own = [k for k in offered if self.supplier_of(k).owner == self.buyer.name and self.supplier_of(k).shipping(k, t)
-               and self.supplier_of(k).p.owners_fill_reservation]
-        if own:
-            own = [k for k in own if self.supplier_of(k).backlog_units(k) * systems()[k].gpus_per_system
-                   < self.supplier_of(k).ramp_fraction(k, t) * self.supplier_of(k).capacity_gpus(k, t)]
-        if not own:
-            return cash
         catalog = systems()
-        for sup in dict.fromkeys(self.supplier_of(k) for k in own):
+        room_gpus: dict[str, float] = {}  # own systems shipping now whose open orders do not cover a month's output
+        for k in offered:
+            sup = self.supplier_of(k)
+            if sup.owner == self.buyer.name and sup.p.owners_fill_reservation and sup.shipping(k, t):
+                room = (sup.ramp_fraction(k, t) * sup.capacity_gpus(k, t)
+                        - sup.backlog_units(k) * catalog[k].gpus_per_system)
+                if room > 0:
+                    room_gpus[k] = room
+        for sup in dict.fromkeys(self.supplier_of(k) for k in room_gpus):
             per_wafer = sup.p.gpus_per_wafer
             t_cap = min(max(t, 0), len(sup.wafers_per_month) - 1)
             free_wafers = sup.wafers_per_month[t_cap] - sum(
                 sup.backlog_units(k) * catalog[k].gpus_per_system / per_wafer[k] for k in sup.keys)
             # best value per dollar first (not `score`: ordering changes its cache key, and waits barely differ
             # between one owner's chips sharing one reservation)
-            mine = sorted((k for k in own if self.supplier_of(k) is sup),
+            mine = sorted((k for k in room_gpus if self.supplier_of(k) is sup),
                           key=lambda k: -self.value_per_gpu(k, t) / self.cost_per_gpu_usd(k, t))
             for k in mine:
                 if free_wafers <= 0 or cash <= 0:
                     break
                 s = catalog[k]
-                room_gpus = sup.ramp_fraction(k, t) * sup.capacity_gpus(k, t) - sup.backlog_units(k) * s.gpus_per_system
                 price = self.price_usd(k, t)
-                units = int(min(room_gpus, free_wafers * per_wafer[k]) // s.gpus_per_system)
+                units = int(min(room_gpus[k], free_wafers * per_wafer[k]) // s.gpus_per_system)
                 units = min(units, int(cash // price))
                 spare_mw = self.spare_mw(k, t)
                 if spare_mw != math.inf:
