@@ -128,15 +128,20 @@ def compute_section(src: Source) -> str:
                      f"{agent_name(lead['agent'])} ({lead['frequency']:.0%}), {lead['share']:.0%}",
                      f"{rest.median():.0%}" if len(rest) else "-",
                      _interval(t["largest_cluster_gpus"], 1e3, ",.0f"),
+                     _interval(t["largest_cluster_h100e"], 1e3, ",.0f") if "largest_cluster_h100e" in t else "-",
                      _interval(t["fastest_frontier_run_days"].dropna(), 1, ".0f") if t["fastest_frontier_run_days"]
                      .notna().any() else "-",
                      _interval(year, 1e9, ",.0f") if len(year) else "-"])
     header = ["year end", "H100e online (M)", "leader (share of seeds it leads), its share of compute",
               "rest of market's share", "largest cluster of a named agent (k GPUs)",
+              "largest cluster of a named agent (k H100e)",
               "fastest reference run (days)", "NVIDIA revenue in the calendar year ($B)"]
     note = (f"Median over {src.n_runs} seeds [5%, 95%]. H100e: 989 dense BF16 TFLOP/s, every vendor's chips. The "
-            "cluster and the days are the agents table's `largest_cluster_gpus` and `frontier_run_days` (what they "
-            "hold: the result folder under Commands).")
+            "clusters and the days are the agents table's `largest_cluster_gpus`, `largest_cluster_h100e` and "
+            "`frontier_run_days` (what they hold: the result folder under Commands). A cluster is one site's GPUs of "
+            "one architecture on one fabric: it stops at the scenario's `fabric_max_gpus` (a three-tier fat tree), "
+            "newer GPUs draw more power each (a campus of the same MW holds fewer), and a campus adds one phase a "
+            "year while generations change, so it holds several generations' clusters side by side.")
     return _table(note, header, rows)
 
 

@@ -98,6 +98,11 @@ def test_totals_count_the_aggregate_and_the_largest_cluster_is_a_named_one():
     assert t.loc[month("2025-06"), "total_h100e"] == 200 and t.loc[month("2025-06"), "aggregate_h100e"] == 130
     assert t["largest_cluster_gpus"].tolist() == [2000, 3000]  # the aggregate's 9,000 is not a cluster anyone holds
     assert t["fastest_frontier_run_days"].tolist() == [30.0, 30.0]  # nor its 5 days a run anyone can start
+    assert "largest_cluster_h100e" not in t  # only when the agents table has it
+    # by H100e the largest cluster may be another one than by GPUs (newer GPUs: fewer, each worth more)
+    h100e = {"zeta": 4000.0, "alpha": 1500.0, "rest_of_market": 20000.0}
+    t = O.totals(AGENTS.assign(frontier_run_days=1.0, largest_cluster_h100e=AGENTS["agent"].map(h100e)))
+    assert t["largest_cluster_h100e"].tolist() == [4000.0, 4000.0]  # zeta's, though alpha's is larger by GPUs in 2024
     k = O.kind_shares(AGENTS, at="end").set_index("kind")
     assert k["share"].to_dict() == pytest.approx({"hyperscaler": 0.25, "lab": 0.1, "other": 0.65})
 

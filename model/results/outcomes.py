@@ -115,8 +115,10 @@ def leaders(agents: pd.DataFrame, at: At = "year_ends") -> pd.DataFrame:
 
 def totals(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
     """Per run and date: `total_h100e` (all agents), `named_h100e`, `aggregate_h100e`, `largest_cluster_gpus` (the
-    largest cluster of any named agent) and `fastest_frontier_run_days` (the fewest days any named agent needs for
-    the reference frontier run; empty while no cluster fits it)."""
+    largest cluster of any named agent), `largest_cluster_h100e` when the table has it (the largest cluster of any
+    named agent in H100e: newer GPUs draw more power each, so clusters of a campus's size hold fewer GPUs and more
+    H100e; it may be another cluster than the largest by GPUs) and `fastest_frontier_run_days` (the fewest days any
+    named agent needs for the reference frontier run; empty while no cluster fits it)."""
     a = _with_run(agents)
     keys = run_keys(a)
     a = a[_at_mask(a, keys, at)]
@@ -124,9 +126,13 @@ def totals(agents: pd.DataFrame, at: At = "all") -> pd.DataFrame:
     a = a.assign(named_h100e=a["h100e"].where(named, 0.0),
                  named_cluster_gpus=a["largest_cluster_gpus"].where(named, 0),
                  named_run_days=a["frontier_run_days"].where(named))
-    out = a.groupby([*keys, "date"], sort=True).agg(total_h100e=("h100e", "sum"), named_h100e=("named_h100e", "sum"),
-                                                    largest_cluster_gpus=("named_cluster_gpus", "max"),
-                                                    fastest_frontier_run_days=("named_run_days", "min"))
+    columns = dict(total_h100e=("h100e", "sum"), named_h100e=("named_h100e", "sum"),
+                   largest_cluster_gpus=("named_cluster_gpus", "max"))
+    if "largest_cluster_h100e" in a:
+        a = a.assign(named_cluster_h100e=a["largest_cluster_h100e"].where(named, 0.0))
+        columns["largest_cluster_h100e"] = ("named_cluster_h100e", "max")
+    columns["fastest_frontier_run_days"] = ("named_run_days", "min")
+    out = a.groupby([*keys, "date"], sort=True).agg(**columns)
     out.insert(2, "aggregate_h100e", out["total_h100e"] - out["named_h100e"])
     out["largest_cluster_gpus"] = out["largest_cluster_gpus"].astype("int64")
     return out.reset_index()
