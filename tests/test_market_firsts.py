@@ -89,8 +89,8 @@ def test_liquid_cooled_systems_run_only_in_space_fitted_for_them(params):
 
 def test_nvidia_serves_its_public_partners_more_of_a_launch(params):
     """With NVIDIA's public ties weighing nothing, its partners get a smaller share of GB300's first quarter, on
-    average over seeds 0-2 (seeds 0-4: 0.11-0.15 with the baseline's weight, 0.06-0.10 without). The sum over seeds
-    is asserted, not each seed: who orders GB300 early varies between seeds, so one seed could go either way."""
+    average over seeds 0-2. The sum over seeds is asserted, not each seed: who orders GB300 early varies between
+    seeds, so one seed could go either way."""
     def partner_share(p, seed):
         model = MarketModel.from_params(p, seed=seed)
         partners = set(p["allocation"]["partners"])
